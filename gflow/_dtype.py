@@ -1,0 +1,5 @@
+"""float64 by default: gradient flows are integrated at tolerances of 1e-8 and tighter (DESIGN.md)."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)

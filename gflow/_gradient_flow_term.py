@@ -1,0 +1,60 @@
+"""The vector field −∇L(θ) as a diffrax term that remembers it is a gradient flow of a sum of squares.
+
+Stock diffrax solvers see an ordinary ODE term. gflow's stiff solver also asks the term for the residuals r
+(L = ‖r‖²) so that it can use the Gauss–Newton structure of the Jacobian −2(JᵀJ + Σ r_j ∇²r_j) (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.flatten_util
+import jax.numpy as jnp
+
+
+class GradientFlowTerm(diffrax.AbstractTerm):
+    """dθ/dt = −∇L(θ) on the flat parameter vector θ of a model.
+
+    ``loss`` is a module with ``__call__(model)`` and, for the structured solver, ``residuals(model)``;
+    ``static`` is the non-array part of the model and ``unravel`` maps θ back to the model's arrays.
+    """
+
+    loss: Any
+    static: Any
+    unravel: Callable = eqx.field(static=True)
+
+    def model(self, y):
+        return eqx.combine(self.unravel(y), self.static)
+
+    def loss_value(self, y):
+        return self.loss(self.model(y))
+
+    def residuals(self, y):
+        return self.loss.residuals(self.model(y))
+
+    @property
+    def has_residuals(self) -> bool:
+        return callable(getattr(self.loss, "residuals", None))
+
+    def vf(self, t, y, args):
+        return -jax.grad(self.loss_value)(y)
+
+    def contr(self, t0, t1, **kwargs):
+        return t1 - t0
+
+    def prod(self, vf, control):
+        return jax.tree_util.tree_map(lambda v: v * control, vf)
+
+    def vf_prod(self, t, y, args, control):
+        return self.prod(self.vf(t, y, args), control)
+
+
+def flatten_model(model):
+    """Split a model into (θ, static, unravel) with θ the flat float vector of its inexact arrays."""
+    params, static = eqx.partition(model, eqx.is_inexact_array)
+    theta, unravel = jax.flatten_util.ravel_pytree(params)
+    return jnp.asarray(theta), static, unravel
+

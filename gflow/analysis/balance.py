@@ -1,0 +1,91 @@
+"""Balancedness of a linear RNN (seed 000 Def. 4, Prop. 9, Lemmas E.12–E.14).
+
+Y = B − Cᵀ and W = B + Cᵀ (E.46; E.14's proof flips the sign of Y, which no norm sees). A balanced model has
+Y = 0. Near zero, under gradient flow on L (no 1/2), ‖Y‖ ∝ e^{−2 w0 t} and ‖W‖ ∝ e^{+2 w0 t}; under L/2 the
+same rates hold for the squared norms (spec 000 §3.4).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError, one_of, positive_float
+
+
+def _bc(model):
+    B, C = model.B, model.C
+    if B.shape != C.T.shape:
+        raise GflowInputError(f"balancedness needs B and Cᵀ of equal shape, got B {B.shape} and C {C.shape}")
+    return B, C.T
+
+
+def imbalance_norm(model):
+    """‖Y‖_F = ‖B − Cᵀ‖_F."""
+    B, Ct = _bc(model)
+    return jnp.linalg.norm((B - Ct).reshape(-1))
+
+
+def balance_norm(model):
+    """‖W‖_F = ‖B + Cᵀ‖_F."""
+    B, Ct = _bc(model)
+    return jnp.linalg.norm((B + Ct).reshape(-1))
+
+
+def balance_ratio(model):
+    """ρ_bal = ‖B − Cᵀ‖_F / ‖B + Cᵀ‖_F (seed 000 eq. 4.2); 0 exactly when the model is balanced."""
+    return imbalance_norm(model) / balance_norm(model)
+
+
+def transition_to_balance_ratio(model):
+    """‖A‖_F / ‖B + Cᵀ‖_F, which Lemma E.12 shows vanishes like ε^{1/4} at τ_ε."""
+    return jnp.linalg.norm(model.transition()) / balance_norm(model)
+
+
+def balancing_time(eps: float, w0: float, convention: str = "L") -> float:
+    """τ_ε, the time at which Lemma E.12 bounds ρ_bal by O(ε^{1/2}).
+
+    Seed 000 (spec §4 item 11): t = (1/(2 w0)) ln(ε^{−1/2}) = ln(1/ε)/(4 w0) in the appendix's L/2 time
+    units. Gradient flow on L runs twice as fast, so under ``convention="L"`` τ_ε = ln(1/ε)/(8 w0).
+    """
+    eps = positive_float("eps", eps)
+    w0 = positive_float("w0", w0)
+    one_of("convention", convention, ("L", "half"))
+    t_half = np.log(1.0 / eps) / (4.0 * w0)
+    return t_half / 2.0 if convention == "L" else t_half
+
+
+def early_phase_rate(model_rate: str, w0: float, convention: str = "L") -> float:
+    """The predicted exponential rate of ‖B − Cᵀ‖ ("imbalance") or ‖B + Cᵀ‖ ("balance") near zero.
+
+    Under L: ∓2 w0 for the norms (Prop. 9 sketch). Under L/2 the squared norms have ∓2 w0, so the norms ∓w0.
+    """
+    one_of("model_rate", model_rate, ("imbalance", "balance"))
+    sign = -1.0 if model_rate == "imbalance" else 1.0
+    return sign * 2.0 * w0 if convention == "L" else sign * w0
+
+
+def fit_exponential_rate(ts, values, *, t_min: float | None = None, t_max: float | None = None) -> float:
+    """Least-squares slope of log(values) against t on [t_min, t_max]: the rate r in values ∝ e^{r t}."""
+    ts = np.asarray(ts, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    mask = np.isfinite(ts) & np.isfinite(values) & (values > 0)
+    if t_min is not None:
+        mask &= ts >= t_min
+    if t_max is not None:
+        mask &= ts <= t_max
+    if mask.sum() < 2:
+        raise GflowInputError("need at least two positive, finite samples in the window to fit a rate")
+    slope, _ = np.polyfit(ts[mask], np.log(values[mask]), 1)
+    return float(slope)
+
+
+def fit_power_law(xs, ys) -> float:
+    """Least-squares slope of log y against log x: the exponent p in y ∝ x^p."""
+    xs = np.asarray(xs, dtype=np.float64)
+    ys = np.asarray(ys, dtype=np.float64)
+    mask = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
+    if mask.sum() < 2:
+        raise GflowInputError("need at least two positive, finite points to fit a power law")
+    slope, _ = np.polyfit(np.log(xs[mask]), np.log(ys[mask]), 1)
+    return float(slope)

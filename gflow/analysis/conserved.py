@@ -1,0 +1,50 @@
+"""Conserved quantities of gradient flow on any loss of the impulse response (spec 000 §3.3).
+
+Q = AAᵀ − AᵀA + BBᵀ − CᵀC is the Noether invariant of (A, B, C) → (G A G⁻¹, G B, C G⁻¹) for general A; its
+trace ‖B‖² − ‖C‖² (seed 000 Lemma E.7) is conserved for every structure of A. Their drift is a solver check:
+at tolerance level under the flow, growing like η·t under GD.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+
+def _as_matrices(model):
+    B = model.B.reshape(model.d, -1)
+    C = model.C.reshape(-1, model.d)
+    return model.transition(), B, C
+
+
+def balance_matrix(model):
+    """Q = AAᵀ − AᵀA + BBᵀ − CᵀC, a (d, d) matrix."""
+    A, B, C = _as_matrices(model)
+    return A @ A.T - A.T @ A + B @ B.T - C.T @ C
+
+
+def balance_matrix_scale(model):
+    """‖AAᵀ‖ + ‖AᵀA‖ + ‖BBᵀ‖ + ‖CᵀC‖ (Frobenius): the size against which Q's drift is relative."""
+    A, B, C = _as_matrices(model)
+    n = jnp.linalg.norm
+    return n(A @ A.T) + n(A.T @ A) + n(B @ B.T) + n(C.T @ C)
+
+
+def norm_difference(model):
+    """‖B‖_F² − ‖C‖_F² (seed 000 Lemma E.7), the trace of Q."""
+    return jnp.sum(model.B**2) - jnp.sum(model.C**2)
+
+
+def drift(values) -> float:
+    """max_t ‖v(t) − v(0)‖_F over a saved sequence of a conserved quantity (leading axis = time)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.all(np.isfinite(v.reshape(len(v), -1)), axis=1)]
+    if len(v) == 0:
+        return float("nan")
+    return float(np.max(np.linalg.norm((v - v[0]).reshape(len(v), -1), axis=1)))
+
+
+def relative_drift(values, scales) -> float:
+    """drift(values) divided by the largest scale seen along the run."""
+    scales = np.asarray(scales, dtype=np.float64)
+    return drift(values) / float(np.nanmax(scales))
