@@ -92,27 +92,36 @@ def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
     return items
 
 
-@eqx.filter_jit
-def _integrate(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge_loss, max_steps, meter):
+def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge_loss, max_steps, meter):
     theta0, static, unravel = flatten_model(model0)
     term = GradientFlowTerm(loss, static, unravel)
 
-    def reached_loss(t, y, args, **kwargs):
-        return term.loss_value(y) <= stop_loss
-
-    def diverged(t, y, args, **kwargs):
+    def stop_or_diverge(t, y, args, **kwargs):  # one loss evaluation per step serves both stopping rules
         value = term.loss_value(y)
-        return jnp.logical_not(jnp.isfinite(value)) | (value > diverge_loss)
+        return (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (value > diverge_loss)
 
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         saveat=diffrax.SaveAt(ts=ts, t1=True),
-        event=diffrax.Event(cond_fn=(reached_loss, diverged)),
+        event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
     )
     losses = jax.vmap(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan))(sol.ys)
-    return sol.ts, sol.ys, losses, sol.result, sol.stats, sol.event_mask
+    return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
+        sol.result == diffrax.RESULTS.successful, sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
+        sol.stats["num_rejected_steps"]
+
+
+_integrate = eqx.filter_jit(_integrate_one)
+
+
+@eqx.filter_jit
+def _integrate_batch(losses, models0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge_loss, max_steps, meter):
+    def one(loss, model0, diverge):
+        return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter)
+
+    return jax.vmap(one)(losses, models0, diverge_loss)
 
 
 @eqx.filter_jit
@@ -127,17 +136,125 @@ def default_atol(rtol: float, theta0) -> float:
     return rtol * min(1.0, rms) if rms > 0 else rtol * 1e-12
 
 
+class _Setup(eqx.Module):
+    """Validated arguments shared by solve_flow and solve_flows."""
+
+    t0: float
+    t1: float
+    ts: np.ndarray
+    rtol: float
+    atol: float
+    stop_loss: float | None
+    diverge_factor: float
+    max_steps: int
+    functions: dict
+    solver: Any
+    solver_name: str
+    progress: bool
+
+
+def _check_model_and_loss(loss, model0, name="model0"):
+    if not callable(loss):
+        raise GflowInputError(f"`loss` must be callable on a model, got {type(loss).__name__}")
+    if not isinstance(model0, eqx.Module):
+        raise GflowInputError(f"`{name}` must be an equinox module (e.g. gflow.LinearRNN), got {type(model0).__name__}")
+    theta0, _, _ = flatten_model(model0)
+    if not bool(jnp.all(jnp.isfinite(theta0))):
+        raise GflowInputError(f"`{name}` has non-finite parameters")
+    loss0 = float(loss(model0))
+    if not np.isfinite(loss0):
+        raise GflowInputError(f"the loss at `{name}` is not finite ({loss0})")
+    return theta0, loss0
+
+
+def _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress):
+    t0 = float(t0)
+    t1 = positive_float("t1", t1)
+    if not np.isfinite(t0) or t1 <= t0:
+        raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
+    rtol = positive_float("rtol", rtol)
+    atol = default_atol(rtol, theta0) if atol is None else positive_float("atol", atol)
+    solver_obj, solver_name = make_solver(solver)
+    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol,
+                  stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
+                  diverge_factor=positive_float("diverge_factor", diverge_factor),
+                  max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
+                  solver=solver_obj, solver_name=solver_name, progress=bool(progress))
+
+
+def _f64(x):
+    return jnp.asarray(x, dtype=jnp.float64)  # traced, so a new value does not recompile
+
+
+def _solver_args(setup: _Setup):
+    return (setup.solver, _f64(setup.t0), _f64(setup.t1), _f64(setup.ts), _f64(setup.rtol), _f64(setup.atol),
+            _f64(-1.0 if setup.stop_loss is None else setup.stop_loss))
+
+
+def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config) -> Trajectory:
+    sol_ts, ys, losses, hit_max_steps, succeeded, steps, accepted, rejected = (np.asarray(o) for o in out)
+    keep = np.isfinite(sol_ts)
+    # The final state (SaveAt t1=True) is the last row; drop it when it repeats the last saved time.
+    idx = np.flatnonzero(keep)
+    if len(idx) >= 2 and sol_ts[idx[-1]] == sol_ts[idx[-2]]:
+        keep[idx[-2]] = False
+    sol_ts, ys, losses = sol_ts[keep], ys[keep], losses[keep]
+    final_loss = losses[-1]
+    diverge_loss = setup.diverge_factor * max(loss0, 1.0)
+    if bool(hit_max_steps):
+        status = "max_steps"
+        message = f"reached max_steps={setup.max_steps} at t={sol_ts[-1]:.4g} before t1={setup.t1:.4g}"
+    elif not np.isfinite(final_loss) or final_loss > diverge_loss or not bool(succeeded):
+        status = "diverged"
+        message = (f"loss became non-finite or exceeded {setup.diverge_factor:.0e}×max(L0, 1) at t={sol_ts[-1]:.4g}"
+                   if bool(succeeded) else "the solver failed (step size collapsed or non-finite values)")
+    elif setup.stop_loss is not None and final_loss <= setup.stop_loss and sol_ts[-1] < setup.t1:
+        status, message = "stopped_at_loss", f"L ≤ {setup.stop_loss:g} at t={sol_ts[-1]:.6g}"
+    else:
+        status, message = "completed", ""
+    good = np.all(np.isfinite(ys), axis=1)
+    final_y = ys[np.flatnonzero(good)[-1]] if good.any() else np.asarray(theta0)
+    _, static, unravel = flatten_model(model0)
+    final = eqx.combine(unravel(jnp.asarray(final_y)), static)
+    diag_values = {}
+    if setup.functions:
+        diag_values = {k: np.asarray(v) for k, v in
+                       _evaluate_diagnostics(setup.functions, model0, jnp.asarray(ys)).items()}
+    steps = int(steps)
+    evals = getattr(setup.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(setup.solver))
+    solves = getattr(setup.solver, "linear_solves_per_step", None)
+    run_stats = {
+        "steps": steps, "accepted_steps": int(accepted), "rejected_steps": int(rejected),
+        "gradient_evaluations": None if evals is None else int(evals * steps + 1),
+        "linear_solves": None if solves is None else int(solves * steps),
+        "wall_time_s": wall,
+    }
+    run_config = {
+        "t0": setup.t0, "t1": setup.t1, "rtol": setup.rtol, "atol": setup.atol, "solver": setup.solver_name,
+        "stop_loss": setup.stop_loss, "max_steps": setup.max_steps, "loss": type(loss).__name__,
+        "convention": getattr(loss, "convention", "unknown"), "k": getattr(loss, "k", None),
+        "weighting": getattr(loss, "weighting", None), "model": type(model0).__name__,
+        "structure": getattr(model0, "structure", None),
+        "parameterization": getattr(model0, "parameterization", None), "n_params": int(np.size(theta0)),
+    }
+    run_config.update(config or {})
+    return Trajectory(ts=sol_ts, loss=losses, diagnostics=diag_values, params=ys, final=final, stats=run_stats,
+                      status=status, message=message, config=run_config)
+
+
 def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                diagnostics=None, max_steps: int = 1_000_000, progress: bool = False,
                config: Mapping[str, Any] | None = None) -> Trajectory:
     """Integrate the gradient flow dθ/dt = −∇L(θ) of ``loss`` from ``model0`` over [t0, t1].
 
-    - ``loss``: a module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`).
+    - ``loss``: a module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`); gflow's default
+      solver also uses its ``residuals`` (L = ‖r‖²).
     - ``rtol``, ``atol``: the step-size controller's tolerances. ``atol`` defaults to rtol × RMS(θ0) (≤ rtol),
       so that tiny initializations are integrated to relative accuracy.
-    - ``solver``: ``"auto"`` (gflow's default for gradient flows), a registered name (``"tsit5"``,
-      ``"kvaerno5"``, ...) or any diffrax solver instance.
+    - ``solver``: ``"auto"`` (gflow's Rosenbrock-W solver for gradient flows, :class:`GaussNewtonRosenbrock`),
+      a registered name (``"rosenbrock"``, ``"rosenbrock-cg"``, ``"tsit5"``, ``"kvaerno5"``, ...) or any
+      diffrax solver instance.
     - ``save_at``: number of log-spaced save times (default 200), or an array of times in [t0, t1].
     - ``stop_loss``: stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
     - ``diverge_factor``: stop with status ``"diverged"`` once L > diverge_factor × max(L(θ0), 1) or L is not
@@ -147,91 +264,61 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
 
     Returns a :class:`gflow.Trajectory`; its ``final`` is the model at the last time reached.
     """
-    if not callable(loss):
-        raise GflowInputError(f"`loss` must be callable on a model, got {type(loss).__name__}")
-    if not isinstance(model0, eqx.Module):
-        raise GflowInputError(f"`model0` must be an equinox module (e.g. gflow.LinearRNN), got {type(model0).__name__}")
-    t0 = float(t0)
-    t1 = positive_float("t1", t1)
-    if not np.isfinite(t0) or t1 <= t0:
-        raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
-    rtol = positive_float("rtol", rtol)
-    theta0, _, _ = flatten_model(model0)
-    if not bool(jnp.all(jnp.isfinite(theta0))):
-        raise GflowInputError("`model0` has non-finite parameters")
-    atol = default_atol(rtol, theta0) if atol is None else positive_float("atol", atol)
-    if stop_loss is not None:
-        stop_loss = positive_float("stop_loss", stop_loss)
-    diverge_factor = positive_float("diverge_factor", diverge_factor)
-    max_steps = positive_int("max_steps", max_steps)
-    functions = _diagnostic_functions(diagnostics)
-    ts = _save_times(save_at, t0, t1)
-    solver_obj, solver_name = make_solver(solver)
-
-    loss0 = float(loss(model0))
-    if not np.isfinite(loss0):
-        raise GflowInputError(f"the loss at `model0` is not finite ({loss0})")
-    meter = LogTimeProgressMeter(jnp.asarray(t0), jnp.asarray(t1)) if progress else diffrax.NoProgressMeter()
-    f64 = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731  (traced, so no recompilation per value)
-
+    theta0, loss0 = _check_model_and_loss(loss, model0)
+    setup = _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
+                   max_steps, progress)
     start = time.perf_counter()
-    out = _integrate(loss, model0, solver_obj, f64(t0), f64(t1), f64(ts), f64(rtol), f64(atol),
-                     f64(-1.0 if stop_loss is None else stop_loss), f64(diverge_factor * max(loss0, 1.0)),
-                     max_steps, meter)
+    out = _integrate(loss, model0, *_solver_args(setup), _f64(setup.diverge_factor * max(loss0, 1.0)),
+                     setup.max_steps, _meter(setup))
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
-    sol_ts, ys, losses, result, stats, event_mask = out
+    return _to_trajectory(setup, loss, model0, theta0, loss0, out, wall, config)
 
-    sol_ts = np.asarray(sol_ts)
-    ys = np.asarray(ys)
-    losses = np.asarray(losses)
-    keep = np.isfinite(sol_ts)
-    # The final state (SaveAt t1=True) is the last row; drop it when it repeats the last saved time.
-    idx = np.flatnonzero(keep)
-    if len(idx) >= 2 and sol_ts[idx[-1]] == sol_ts[idx[-2]]:
-        keep[idx[-2]] = False
-    sol_ts, ys, losses = sol_ts[keep], ys[keep], losses[keep]
 
-    stopped, blew_up = (bool(m) for m in event_mask)
-    if result == diffrax.RESULTS.max_steps_reached:
-        status, message = "max_steps", f"reached max_steps={max_steps} at t={sol_ts[-1]:.4g} before t1={t1:.4g}"
-    elif blew_up or not np.isfinite(losses[-1]) or result != diffrax.RESULTS.successful:
-        status = "diverged"
-        message = (f"loss became non-finite or exceeded {diverge_factor:.0e}×max(L0, 1) at t={sol_ts[-1]:.4g}"
-                   if blew_up or not np.isfinite(losses[-1]) else f"solver failed: {result}")
-    elif stopped:
-        status, message = "stopped_at_loss", f"L ≤ {stop_loss:g} at t={sol_ts[-1]:.6g}"
-    else:
-        status, message = "completed", ""
-    good = np.all(np.isfinite(ys), axis=1)
-    final_y = ys[np.flatnonzero(good)[-1]] if good.any() else np.asarray(theta0)
-    _, static, unravel = flatten_model(model0)
-    final = eqx.combine(unravel(jnp.asarray(final_y)), static)
+def _meter(setup):
+    return (LogTimeProgressMeter(_f64(setup.t0), _f64(setup.t1)) if setup.progress else diffrax.NoProgressMeter())
 
-    diag_values = {}
-    if functions:
-        diag_values = {k: np.asarray(v) for k, v in
-                       _evaluate_diagnostics(functions, model0, jnp.asarray(ys)).items()}
 
-    steps = int(stats["num_steps"])
-    per_step = _EVALS_PER_STEP.get(type(solver_obj))
-    evals = getattr(solver_obj, "evaluations_per_step", None) or per_step
-    run_stats = {
-        "steps": steps,
-        "accepted_steps": int(stats["num_accepted_steps"]),
-        "rejected_steps": int(stats["num_rejected_steps"]),
-        "gradient_evaluations": None if evals is None else int(evals * steps + 1),
-        "wall_time_s": wall,
-    }
-    run_config = {
-        "t0": t0, "t1": t1, "rtol": rtol, "atol": atol, "solver": solver_name, "stop_loss": stop_loss,
-        "max_steps": max_steps, "loss": type(loss).__name__,
-        "convention": getattr(loss, "convention", "unknown"), "k": getattr(loss, "k", None),
-        "weighting": getattr(loss, "weighting", None), "model": type(model0).__name__,
-        "structure": getattr(model0, "structure", None),
-        "parameterization": getattr(model0, "parameterization", None),
-        "n_params": int(np.size(theta0)),
-    }
-    run_config.update(config or {})
-    return Trajectory(ts=sol_ts, loss=losses, diagnostics=diag_values, params=ys, final=final, stats=run_stats,
-                      status=status, message=message, config=run_config)
+def _stack(trees, name):
+    try:
+        return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
+    except ValueError as e:
+        raise GflowInputError(f"all `{name}` must have the same structure and shapes to be batched: {e}") from None
+
+
+def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
+                diagnostics=None, max_steps: int = 1_000_000, progress: bool = False,
+                config: Mapping[str, Any] | None = None) -> list[Trajectory]:
+    """Integrate many independent flows in one batched (``vmap``-ed) call; arguments as :func:`solve_flow`.
+
+    ``losses`` and ``models0`` are equal-length sequences of modules with identical shapes (pad losses of
+    different training lengths with :meth:`PopulationLoss.padded_to`). Every flow shares the time grid,
+    tolerances and solver, and keeps its own adaptive steps. ``stats["wall_time_s"]`` is the batch's time.
+    """
+    losses, models0 = list(losses), list(models0)
+    if not losses or len(losses) != len(models0):
+        raise GflowInputError(f"`losses` and `models0` must be non-empty and of equal length, "
+                              f"got {len(losses)} and {len(models0)}")
+    checked = [_check_model_and_loss(l, m, f"models0[{i}]") for i, (l, m) in enumerate(zip(losses, models0))]
+    theta_all = np.concatenate([np.asarray(c[0]) for c in checked])
+    setup = _setup(theta_all, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
+                   max_steps, progress)
+    diverge = _f64([setup.diverge_factor * max(c[1], 1.0) for c in checked])
+    start = time.perf_counter()
+    out = _integrate_batch(_stack(losses, "losses"), _stack(models0, "models0"), *_solver_args(setup), diverge,
+                           setup.max_steps, _meter(setup))
+    out = jax.block_until_ready(out)
+    wall = time.perf_counter() - start
+    return [_to_trajectory(setup, l, m, c[0], c[1], tuple(o[i] for o in out), wall, config)
+            for i, (l, m, c) in enumerate(zip(losses, models0, checked))]
+
+
+def _register_default_solver():
+    from ._rosenbrock import GaussNewtonRosenbrock
+
+    register_solver("rosenbrock", GaussNewtonRosenbrock, default=True)
+    register_solver("rosenbrock-cg", lambda: GaussNewtonRosenbrock(linear_solver="cg"))
+
+
+_register_default_solver()

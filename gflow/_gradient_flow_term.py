@@ -35,6 +35,16 @@ class GradientFlowTerm(diffrax.AbstractTerm):
     def residuals(self, y):
         return self.loss.residuals(self.model(y))
 
+    def residual_jacobian(self, y):
+        """J = ∂r/∂θ (m × n): in closed form when the loss provides ``residual_jacobian``, else by jacrev."""
+        closed_form = getattr(self.loss, "residual_jacobian", None)
+        if closed_form is None:
+            return jax.jacrev(self.residuals)(y)
+        rows = eqx.filter(closed_form(self.model(y)), eqx.is_inexact_array)
+        leaves = jax.tree_util.tree_leaves(rows)
+        m = leaves[0].shape[0]
+        return jnp.concatenate([leaf.reshape(m, -1) for leaf in leaves], axis=1)
+
     @property
     def has_residuals(self) -> bool:
         return callable(getattr(self.loss, "residuals", None))

@@ -40,6 +40,22 @@ class PopulationLoss(eqx.Module):
         w = jnp.ones(self.k) if weighting == "uniform" else self.k - j
         self.weights = w * (0.5 if convention == "half" else 1.0)
 
+    def padded_to(self, k_max: int) -> "PopulationLoss":
+        """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
+        training lengths have one shape and can be batched (:func:`gflow.solve_flows`)."""
+        k_max = positive_int("k_max", k_max)
+        if k_max < self.k:
+            raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({self.k})")
+        pad = k_max - self.k
+        out = object.__new__(PopulationLoss)
+        object.__setattr__(out, "k", k_max)
+        object.__setattr__(out, "weighting", self.weighting)
+        object.__setattr__(out, "convention", self.convention)
+        zeros = jnp.zeros((pad,) + self.target.shape[1:], self.target.dtype)
+        object.__setattr__(out, "target", jnp.concatenate([self.target, zeros]))
+        object.__setattr__(out, "weights", jnp.concatenate([self.weights, jnp.zeros(pad, self.weights.dtype)]))
+        return out
+
     def _check_model(self, model):
         h_shape = self.target.shape[1:]
         m_shape = () if model.siso else (model.n_out, model.n_in)
@@ -55,6 +71,45 @@ class PopulationLoss(eqx.Module):
         diff = model.impulse_response(self.k) - self.target
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (diff.ndim - 1))
         return (w * diff).reshape(-1)
+
+    def residual_jacobian(self, model):
+        """∂r/∂θ in closed form, as a model whose leaves carry a leading axis of length m = len(r).
+
+        With v_j = A^j B and u_j = (Aᵀ)^j Cᵀ (spec 001 §3.1): ∂h_j/∂B = u_j, ∂h_j/∂C = v_j and
+        ∂h_j/∂A = Σ_{s<j} u_s v_{j−1−s}ᵀ, chained through the parameterization of A by a VJP. Costs O(k² d²)
+        and no reverse passes; the stiff solver uses it for its Gauss–Newton matrix.
+        """
+        self._check_model(model)
+        k, d = self.k, model.d
+        B = model.B.reshape(d, -1)   # (d, n_in)
+        Ct = model.C.reshape(-1, d).T  # (d, n_out)
+        step = model._step()
+
+        def body(carry, _):
+            v, u = carry
+            return (step(v), step_t(u)), (v, u)
+
+        A = model.transition()
+        step_t = (lambda u: (model.A * u.T).T) if model.structure == "diagonal" else (lambda u: A.T @ u)
+        _, (V, U) = jax.lax.scan(body, (B, Ct), None, length=k)  # (k, d, n_in), (k, d, n_out)
+        j = jnp.arange(k)
+        lag = j[None, :] - 1 - j[:, None]  # S[s, j] = V[j - 1 - s] where j - 1 - s >= 0
+        S = jnp.where((lag >= 0)[:, :, None, None], V[jnp.clip(lag, 0)], 0.0)  # (k_s, k_j, d, n_in)
+        dA = jnp.einsum("spo,sjqi->joipq", U, S)  # (k, n_out, n_in, d, d)
+        eye_in, eye_out = jnp.eye(B.shape[1]), jnp.eye(Ct.shape[1])
+        dB = jnp.einsum("jpo,iq->joipq", U, eye_in)  # ∂h_j[o,i]/∂B[p,q]
+        dC = jnp.einsum("jpi,or->joirp", V, eye_out)  # ∂h_j[o,i]/∂C[r,p]
+        m = dA.shape[0] * dA.shape[1] * dA.shape[2]
+        scale = jnp.sqrt(self.weights)[:, None, None]
+        rows = lambda x: (scale[..., None, None] * x).reshape((m,) + x.shape[3:])  # noqa: E731
+        dA, dB, dC = rows(dA), rows(dB), rows(dC)
+
+        def raw_A(G):
+            _, pullback = jax.vjp(lambda a: eqx.tree_at(lambda mm: mm.A, model, a).transition(), model.A)
+            return pullback(G)[0]
+
+        return eqx.tree_at(lambda mm: (mm.A, mm.B, mm.C), model,
+                           (jax.vmap(raw_A)(dA), dB.reshape((m,) + model.B.shape), dC.reshape((m,) + model.C.shape)))
 
     def __call__(self, model) -> jax.Array:
         r = self.residuals(model)

@@ -1,0 +1,281 @@
+"""Near-zero initialization leads to balancedness (seed 000: Proposition 9, Lemmas E.12–E.14).
+
+A general (non-symmetric) linear RNN student with d > 20 starts from random, unbalanced initialization of
+scale ε (entries ε·N(0, 1), the main text's convention; ``--init-convention normal`` gives Lemma E.10's
+ε-normal one) and follows gradient flow on the population loss of a balanced, non-degenerate teacher
+(w0 = Ĉ B̂ = 1 > 0). Near zero, Y = B − Cᵀ shrinks and W = B + Cᵀ grows, so the student becomes balanced.
+
+Time τ_ε. Lemma E.12 bounds ‖Y‖²/‖W‖² = O(ε) at t = (1/(2 w0)) ln(ε^{−1/2}) = ln(1/ε)/(4 w0) in the
+appendix's L/2 time units (spec 000 §4 item 11). This study integrates the flow of L (no 1/2), which runs
+twice as fast, so τ_ε = ln(1/ε)/(8 w0) here. Every run is integrated to ``--horizon`` × τ_ε (default 12),
+past the time ≈ 8 τ_ε = ln(1/ε)/w0 at which W saturates and ρ_bal is smallest.
+
+Reported: ρ_bal over time against t/ln(1/ε); ρ_bal(τ_ε) and min_t ρ_bal against ε with fitted log-log
+slopes next to the bound O(ε^{1/2}); the fraction of seeds for which ρ_bal(τ_ε) falls as ε falls (the paper
+claims ≥ 0.75 for d > 20); the early-phase rates of ‖B ∓ Cᵀ‖ against ∓2 w0; the drift of the conserved
+Q = AAᵀ − AᵀA + BBᵀ − CᵀC; and every ρ_bal repeated at a 100× tighter rtol.
+
+Example:  python studies/balance_limit.py --quick --out out/balance_limit
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import jax
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gflow  # noqa: E402
+from gflow import analysis as an, initializers, teachers  # noqa: E402
+
+from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+
+SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default="out/balance_limit", help="output folder for figures, trajectories, summary.json")
+    p.add_argument("--quick", action="store_true", help="small sweep that finishes in well under a minute")
+    p.add_argument("--d", type=int, default=25, help="student state dimension (Prop. 9 needs d > 20)")
+    p.add_argument("--teacher-dim", type=int, default=5, help="balanced teacher dimension d̂")
+    p.add_argument("--k", type=int, default=20, help="training sequence length")
+    p.add_argument("--eps", type=float, nargs="+", default=None,
+                   help="initialization scales (default 1e-1 … 1e-5; quick: 1e-1 … 1e-4)")
+    p.add_argument("--seeds", type=int, default=None, help="number of student seeds (default 8; quick: 4)")
+    p.add_argument("--teacher-seed", type=int, default=0)
+    p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; the check repeats at rtol/100")
+    p.add_argument("--horizon", type=float, default=12.0, help="integrate each run to this multiple of τ_ε")
+    p.add_argument("--init-convention", choices=initializers.CONVENTIONS, default="entries",
+                   help="'entries': ε·N(0,1) (Prop. 9 main text); 'normal': N(0, ε²/n) (Lemma E.10)")
+    p.add_argument("--convention", choices=("L", "half"), default="L", help="loss convention (sets the time unit)")
+    p.add_argument("--n-save", type=int, default=241, help="saved times per run (linear in t)")
+    p.add_argument("--solver", default="tsit5",
+                   help="solver for gflow.solve_flow; the flow up to 12 τ_ε is not stiff, so the explicit 5th-order "
+                        "Tsit5 is our default here (the stiff default 'auto' works too, about 3× slower)")
+    args = p.parse_args(argv)
+    if args.eps is None:
+        args.eps = [1e-1, 1e-2, 1e-3, 1e-4] if args.quick else [1e-1, 1e-2, 1e-3, 1e-4, 1e-5]
+    if args.seeds is None:
+        args.seeds = 4 if args.quick else 8
+    if args.d <= 20:
+        print(f"warning: --d {args.d} is outside Proposition 9's assumption d > 20", file=sys.stderr)
+    if len(args.eps) < 2 or any(e <= 0 for e in args.eps):
+        p.error("--eps needs at least two positive scales")
+    if args.seeds < 1:
+        p.error("--seeds must be >= 1")
+    args.eps = sorted(args.eps, reverse=True)
+    return args
+
+
+DIAGNOSTICS = {
+    "rho_bal": an.balance_ratio,
+    "imbalance_norm": an.imbalance_norm,
+    "balance_norm": an.balance_norm,
+    "A_over_W": an.transition_to_balance_ratio,
+    "Q": an.balance_matrix,
+    "Q_scale": an.balance_matrix_scale,
+}
+
+
+def run_one(loss, model0, tau, args, rtol):
+    t1 = args.horizon * tau
+    ts = np.union1d(np.linspace(0.0, t1, args.n_save), [tau])
+    traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, save_at=ts, diagnostics=DIAGNOSTICS,
+                            solver=args.solver, config={"study": "balance_limit"})
+    if traj.status != "completed":
+        raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
+    i_tau = int(np.argmin(np.abs(traj.ts - tau)))
+    rho = traj.diagnostics["rho_bal"]
+    return traj, {
+        "rho_tau": float(rho[i_tau]),
+        "rho_min": float(np.min(rho)),
+        "t_min_over_tau": float(traj.ts[int(np.argmin(rho))] / tau),
+        "A_over_W_tau": float(traj.diagnostics["A_over_W"][i_tau]),
+        "rate_imbalance": an.fit_exponential_rate(traj.ts, traj.diagnostics["imbalance_norm"], t_max=tau),
+        "rate_balance": an.fit_exponential_rate(traj.ts, traj.diagnostics["balance_norm"], t_max=tau),
+        "Q_relative_drift": an.relative_drift(traj.diagnostics["Q"], traj.diagnostics["Q_scale"]),
+        "norm_difference_drift": an.drift(np.trace(traj.diagnostics["Q"], axis1=1, axis2=2)),
+        "steps": traj.stats["steps"],
+        "wall_time_s": traj.stats["wall_time_s"],
+    }
+
+
+def main(argv=None):
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    teacher = teachers.balanced(jax.random.key(args.teacher_seed), args.teacher_dim)
+    w0 = teachers.first_markov_parameter(teacher)
+    loss = gflow.PopulationLoss(teacher, args.k, convention=args.convention)
+    tight = args.rtol / 100.0
+    n_eps, n_seed = len(args.eps), args.seeds
+    print(f"balance_limit: d={args.d}, d̂={args.teacher_dim}, k={args.k}, w0={w0:.4f}, convention {args.convention}, "
+          f"ε ∈ {args.eps}, {n_seed} seeds, rtol {args.rtol:g} and {tight:g}", flush=True)
+
+    fields = ["rho_tau", "rho_min", "t_min_over_tau", "A_over_W_tau", "rate_imbalance", "rate_balance",
+              "Q_relative_drift", "norm_difference_drift", "steps", "wall_time_s"]
+    res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in fields} for tol in ("default", "tight")}
+    curves = {}  # (i_eps, seed) -> (ts, rho, Y, W) at the default tolerance
+    traj_dir = os.path.join(args.out, "trajectories")
+    for i, eps in enumerate(args.eps):
+        tau = an.balancing_time(eps, w0, args.convention)
+        for s in range(n_seed):
+            model0 = initializers.gaussian(jax.random.key(1000 + s), args.d, scale=eps,
+                                           convention=args.init_convention)
+            for tol_name, rtol in (("default", args.rtol), ("tight", tight)):
+                traj, r = run_one(loss, model0, tau, args, rtol)
+                for f in fields:
+                    res[tol_name][f][i, s] = r[f]
+                if tol_name == "default":
+                    d = traj.diagnostics
+                    curves[(i, s)] = (traj.ts, d["rho_bal"], d["imbalance_norm"], d["balance_norm"])
+                    if s == 0:
+                        traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"))
+            print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
+                  f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
+                  f"at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
+                  f"{int(res['default']['steps'][i, s])} steps, {res['default']['wall_time_s'][i, s]:.2f} s",
+                  flush=True)
+
+    eps = np.asarray(args.eps)
+    d, t = res["default"], res["tight"]
+    # --- slopes of ρ(τ_ε), min ρ and ‖A‖/‖W‖ against ε (per seed, then the median) -------------------
+    slope_tau = np.array([an.fit_power_law(eps, d["rho_tau"][:, s]) for s in range(n_seed)])
+    slope_min = np.array([an.fit_power_law(eps, d["rho_min"][:, s]) for s in range(n_seed)])
+    slope_A = np.array([an.fit_power_law(eps, d["A_over_W_tau"][:, s]) for s in range(n_seed)])
+    falls = np.all(np.diff(d["rho_tau"], axis=0) < 0, axis=0)
+    fraction = float(np.mean(falls))
+    rate_target_Y = an.early_phase_rate("imbalance", w0, args.convention)
+    rate_target_W = an.early_phase_rate("balance", w0, args.convention)
+    rate_err_Y = np.abs(d["rate_imbalance"][-1] - rate_target_Y) / abs(rate_target_Y)
+    rate_err_W = np.abs(d["rate_balance"][-1] - rate_target_W) / abs(rate_target_W)
+    rel_diff = {name: np.abs(d[name] - t[name]) / np.abs(t[name]) for name in ("rho_tau", "rho_min")}
+    worst_rel = float(max(np.max(v) for v in rel_diff.values()))
+    floor = float(max(np.max(np.abs(d[name] - t[name])) for name in ("rho_tau", "rho_min")))
+    q_drift, q_drift_tight = float(np.max(d["Q_relative_drift"])), float(np.max(t["Q_relative_drift"]))
+
+    src = f"{SOURCE}, Prop. 9 / Lemma E.12 (E.47)"
+    checks = [
+        check("rho_bal(tau_eps) = O(eps^1/2): median fitted log-log slope >= 0.45", src,
+              float(np.median(slope_tau)), 0.45, np.median(slope_tau) >= 0.45, per_seed=slope_tau),
+        check("fraction of seeds whose rho_bal(tau_eps) falls as eps falls >= 0.75 (d > 20)",
+              f"{SOURCE}, Prop. 9 (probability >= 0.75)", fraction, 0.75, fraction >= 0.75),
+        check("min_t rho_bal -> 0 as eps -> 0: median log-log slope >= 0.5", src,
+              float(np.median(slope_min)), 0.5, np.median(slope_min) >= 0.5, per_seed=slope_min),
+        check("||A||_F/||B+C^T|| at tau_eps = O(eps^1/4): median slope >= 0.2", f"{SOURCE}, Lemma E.12 (E.47)",
+              float(np.median(slope_A)), 0.2, np.median(slope_A) >= 0.2, per_seed=slope_A),
+        check(f"early-phase rate of ||B-C^T|| within 5% of {rate_target_Y:+g} (smallest eps, worst seed)",
+              f"{SOURCE}, Prop. 9 sketch / Lemma E.14, convention {args.convention}",
+              float(np.max(rate_err_Y)), 0.05, np.max(rate_err_Y) <= 0.05, rates=d["rate_imbalance"][-1]),
+        check(f"early-phase rate of ||B+C^T|| within 5% of {rate_target_W:+g} (smallest eps, worst seed)",
+              f"{SOURCE}, Prop. 9 sketch / Lemma E.14, convention {args.convention}",
+              float(np.max(rate_err_W)), 0.05, np.max(rate_err_W) <= 0.05, rates=d["rate_balance"][-1]),
+        check("relative drift of Q = AA^T - A^TA + BB^T - C^TC <= 10 rtol (every run; global error ~ a few rtol)",
+              "spec 000 §3.3 (conserved under gradient flow)", q_drift, 10 * args.rtol, q_drift <= 10 * args.rtol),
+        check("Q drift shrinks at the 100x tighter rtol", "solver check (DESIGN.md)", q_drift_tight, q_drift,
+              q_drift_tight < q_drift),
+        check("every rho_bal agrees within 1% between rtol and rtol/100", "tolerance check (DESIGN.md)",
+              worst_rel, 0.01, worst_rel <= 0.01),
+    ]
+
+    results = {
+        "w0": w0, "eps": eps, "tau_eps": [an.balancing_time(e, w0, args.convention) for e in eps],
+        "rho_tau": d["rho_tau"], "rho_tau_tight": t["rho_tau"], "rho_min": d["rho_min"],
+        "rho_min_tight": t["rho_min"], "t_min_over_tau": d["t_min_over_tau"], "A_over_W_tau": d["A_over_W_tau"],
+        "slope_rho_tau": slope_tau, "slope_rho_min": slope_min, "slope_A_over_W": slope_A,
+        "theory_slope_bound": 0.5, "seed_fraction_falling": fraction,
+        "rate_imbalance": d["rate_imbalance"], "rate_balance": d["rate_balance"],
+        "rate_targets": [rate_target_Y, rate_target_W],
+        "Q_relative_drift": d["Q_relative_drift"], "Q_relative_drift_tight": t["Q_relative_drift"],
+        "tolerance_floor_abs": floor, "tolerance_worst_relative_difference": worst_rel,
+        "steps": d["steps"], "wall_time_s_per_run": d["wall_time_s"],
+    }
+    make_figures(args, eps, w0, res, curves, slope_tau, slope_min)
+    np.savez_compressed(os.path.join(args.out, "curves.npz"),
+                        **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), c in curves.items()
+                           for n, v in zip(("ts", "rho", "Y", "W"), c)})
+    summary = write_summary(args.out, "balance_limit", vars(args), checks, results, started)
+
+    print(f"\nρ_bal(τ_ε) ∝ ε^{np.median(slope_tau):.3f} (bound: ε^0.5), min_t ρ_bal ∝ ε^{np.median(slope_min):.3f}; "
+          f"seeds with ρ(τ_ε) falling as ε falls: {fraction:.2f} (paper: ≥ 0.75)")
+    print(f"early-phase rates (ε={eps[-1]:.0e}): ‖B−Cᵀ‖ {np.mean(d['rate_imbalance'][-1]):+.4f} (theory {rate_target_Y:+g}), "
+          f"‖B+Cᵀ‖ {np.mean(d['rate_balance'][-1]):+.4f} (theory {rate_target_W:+g})")
+    print(f"tolerance floor: |Δρ_bal| between rtol {args.rtol:g} and {tight:g} ≤ {floor:.2e} "
+          f"(worst relative {worst_rel:.2e}); Q relative drift ≤ {q_drift:.2e} (tight {q_drift_tight:.2e})")
+    print_checks(checks)
+    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
+    return 0 if summary["all_passed"] else 1
+
+
+def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = plt.cm.viridis(np.linspace(0, 0.9, len(eps)))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    ax = axes[0, 0]
+    for i, e in enumerate(eps):
+        for s in range(args.seeds):
+            ts, rho, _, _ = curves[(i, s)]
+            ax.semilogy(ts / np.log(1 / e), rho, color=colors[i], alpha=1.0 if s == 0 else 0.25,
+                        lw=1.5 if s == 0 else 0.8, label=f"ε = {e:.0e}" if s == 0 else None)
+    scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
+    ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
+    ax.set_xlabel("t / ln(1/ε)")
+    ax.set_ylabel("ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖")
+    ax.set_title("Balancedness over time (all seeds; seed 0 bold)")
+    ax.legend(fontsize=8)
+
+    ax = axes[0, 1]
+    d = res["default"]
+    for name, slope, marker in (("rho_tau", slope_tau, "o"), ("rho_min", slope_min, "s")):
+        med = np.median(d[name], axis=1)
+        label = "ρ_bal(τ_ε)" if name == "rho_tau" else "min_t ρ_bal"
+        ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
+        ax.loglog(eps, med, marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
+    ref = np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0])
+    ax.loglog(eps, ref, "k--", label="bound O(ε^{1/2})")
+    ax.set_xlabel("initialization scale ε")
+    ax.set_ylabel("ρ_bal")
+    ax.set_title("Balancedness at τ_ε and over the run")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 0]
+    i = len(eps) - 1
+    ts, _, Y, W = curves[(i, 0)]
+    tau = an.balancing_time(eps[i], w0, args.convention)
+    ax.semilogy(ts, Y, label="‖B − Cᵀ‖")
+    ax.semilogy(ts, W, label="‖B + Cᵀ‖")
+    rY, rW = an.early_phase_rate("imbalance", w0, args.convention), an.early_phase_rate("balance", w0, args.convention)
+    early = ts <= tau
+    ax.semilogy(ts[early], Y[0] * np.exp(rY * ts[early]), "k:", label=f"e^{{{rY:+g} t}}")
+    ax.semilogy(ts[early], W[0] * np.exp(rW * ts[early]), "k--", label=f"e^{{{rW:+g} t}}")
+    ax.axvline(tau, color="gray", lw=0.8)
+    ax.set_xlabel(f"t (convention {args.convention})")
+    ax.set_title(f"Early phase, ε = {eps[i]:.0e}, seed 0")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 1]
+    for tol, marker in (("default", "o-"), ("tight", "s--")):
+        rtol = args.rtol if tol == "default" else args.rtol / 100
+        ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker, label=f"max relative Q drift, rtol {rtol:g}")
+        ax.axhline(rtol, color="gray", lw=0.8, ls=":")
+    ax.set_xlabel("initialization scale ε")
+    ax.set_title("Conserved Q: drift against tolerance")
+    ax.legend(fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.suptitle(f"Near-zero init → balancedness (seed 000 Prop. 9): general student d={args.d}, "
+                 f"balanced teacher d̂={args.teacher_dim}, k={args.k}")
+    save_figure(fig, args.out, "balance_limit.png")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
