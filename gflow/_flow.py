@@ -61,7 +61,9 @@ def log_save_times(t0: float, t1: float, n: int, first: float | None = None) -> 
     n = positive_int("save_at", n, minimum=2)
     span = t1 - t0
     first = span * 1e-6 if first is None else first
-    return np.concatenate([[t0], t0 + np.geomspace(first, span, n - 1)])
+    ts = np.concatenate([[t0], t0 + np.geomspace(first, span, n - 1)])
+    ts[-1] = t1  # t0 + span can round above t1
+    return np.minimum(ts, t1)
 
 
 def _save_times(save_at, t0, t1):
@@ -98,22 +100,29 @@ def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, dive
 
     def stop_or_diverge(t, y, args, **kwargs):  # one loss evaluation per step serves both stopping rules
         value = term.loss_value(y)
-        return (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (value > diverge_loss)
+        return (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
 
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+        # A step size collapsing to dtmin (e.g. every trial step lands on NaN) ends the run as a failure
+        # instead of grinding on to max_steps.
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
         saveat=diffrax.SaveAt(ts=ts, t1=True),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
+        # No one differentiates through the solve: a plain while loop, without the checkpointing that
+        # reverse-mode needs, halves the per-step overhead of a stiff solver whose state holds a Jacobian.
+        adjoint=diffrax.ForwardMode(),
     )
     losses = jax.vmap(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan))(sol.ys)
     return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
-        sol.result == diffrax.RESULTS.successful, sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
+        (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
+        sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
         sol.stats["num_rejected_steps"]
 
 
 _integrate = eqx.filter_jit(_integrate_one)
+_DTMIN_RELATIVE = 1e-14
 
 
 @eqx.filter_jit
@@ -188,7 +197,7 @@ def _f64(x):
 
 def _solver_args(setup: _Setup):
     return (setup.solver, _f64(setup.t0), _f64(setup.t1), _f64(setup.ts), _f64(setup.rtol), _f64(setup.atol),
-            _f64(-1.0 if setup.stop_loss is None else setup.stop_loss))
+            _f64(-np.inf if setup.stop_loss is None else setup.stop_loss))
 
 
 def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config) -> Trajectory:
@@ -200,13 +209,13 @@ def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config
         keep[idx[-2]] = False
     sol_ts, ys, losses = sol_ts[keep], ys[keep], losses[keep]
     final_loss = losses[-1]
-    diverge_loss = setup.diverge_factor * max(loss0, 1.0)
+    diverge_loss = setup.diverge_factor * max(abs(loss0), 1.0)
     if bool(hit_max_steps):
         status = "max_steps"
         message = f"reached max_steps={setup.max_steps} at t={sol_ts[-1]:.4g} before t1={setup.t1:.4g}"
-    elif not np.isfinite(final_loss) or final_loss > diverge_loss or not bool(succeeded):
+    elif not np.isfinite(final_loss) or abs(final_loss) > diverge_loss or not bool(succeeded):
         status = "diverged"
-        message = (f"loss became non-finite or exceeded {setup.diverge_factor:.0e}×max(L0, 1) at t={sol_ts[-1]:.4g}"
+        message = (f"|loss| became non-finite or exceeded {setup.diverge_factor:.0e}×max(L0, 1) at t={sol_ts[-1]:.4g}"
                    if bool(succeeded) else "the solver failed (step size collapsed or non-finite values)")
     elif setup.stop_loss is not None and final_loss <= setup.stop_loss and sol_ts[-1] < setup.t1:
         status, message = "stopped_at_loss", f"L ≤ {setup.stop_loss:g} at t={sol_ts[-1]:.6g}"
@@ -232,7 +241,8 @@ def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config
     run_config = {
         "t0": setup.t0, "t1": setup.t1, "rtol": setup.rtol, "atol": setup.atol, "solver": setup.solver_name,
         "stop_loss": setup.stop_loss, "max_steps": setup.max_steps, "loss": type(loss).__name__,
-        "convention": getattr(loss, "convention", "unknown"), "k": getattr(loss, "k", None),
+        "convention": getattr(loss, "convention", "unknown"),
+        "k": getattr(loss, "training_length", getattr(loss, "k", None)),
         "weighting": getattr(loss, "weighting", None), "model": type(model0).__name__,
         "structure": getattr(model0, "structure", None),
         "parameterization": getattr(model0, "parameterization", None), "n_params": int(np.size(theta0)),
@@ -257,8 +267,8 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
       diffrax solver instance.
     - ``save_at``: number of log-spaced save times (default 200), or an array of times in [t0, t1].
     - ``stop_loss``: stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
-    - ``diverge_factor``: stop with status ``"diverged"`` once L > diverge_factor × max(L(θ0), 1) or L is not
-      finite, instead of returning NaN.
+    - ``diverge_factor``: stop with status ``"diverged"`` once |L| > diverge_factor × max(|L(θ0)|, 1) or L is
+      not finite, instead of returning NaN; a step size collapsing below 1e-14·max(1, t1) is "diverged" too.
     - ``diagnostics``: name → function(model) (or a list of functions), evaluated at every saved time.
     - ``progress``: print t and log-time progress during the solve.
 
@@ -268,7 +278,7 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
     setup = _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
                    max_steps, progress)
     start = time.perf_counter()
-    out = _integrate(loss, model0, *_solver_args(setup), _f64(setup.diverge_factor * max(loss0, 1.0)),
+    out = _integrate(loss, model0, *_solver_args(setup), _f64(setup.diverge_factor * max(abs(loss0), 1.0)),
                      setup.max_steps, _meter(setup))
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
@@ -304,7 +314,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
     theta_all = np.concatenate([np.asarray(c[0]) for c in checked])
     setup = _setup(theta_all, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
                    max_steps, progress)
-    diverge = _f64([setup.diverge_factor * max(c[1], 1.0) for c in checked])
+    diverge = _f64([setup.diverge_factor * max(abs(c[1]), 1.0) for c in checked])
     start = time.perf_counter()
     out = _integrate_batch(_stack(losses, "losses"), _stack(models0, "models0"), *_solver_args(setup), diverge,
                            setup.max_steps, _meter(setup))

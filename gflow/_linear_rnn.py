@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import GflowInputError, one_of
+from ._impulse_response import dense_impulse_response
 
 STRUCTURES = ("general", "symmetric", "diagonal")
 SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
@@ -147,13 +148,16 @@ class LinearRNN(eqx.Module):
         n = int(n)
         if n < 1:
             raise GflowInputError(f"`n` must be >= 1, got {n}")
-        step = self._step()
+        if self.structure == "diagonal":  # elementwise powers: autodiff through the scan is cheap
+            step = self._step()
 
-        def body(v, _):
-            return step(v), self.C @ v
+            def body(v, _):
+                return step(v), self.C @ v
 
-        _, h = jax.lax.scan(body, self.B, None, length=n)
-        return h
+            _, h = jax.lax.scan(body, self.B, None, length=n)
+            return h
+        h = dense_impulse_response(self.transition(), self.B.reshape(self.d, -1), self.C.reshape(-1, self.d), n)
+        return h[:, 0, 0] if self.siso else h
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """Outputs y_1 .. y_T for inputs x_0 .. x_{T-1}: x of shape (T,) (SISO) or (T, n_in) (MIMO)."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._checks import GflowInputError, one_of, positive_int
+from ._impulse_response import krylov_sequence
 
 WEIGHTINGS = ("uniform", "accumulating")
 CONVENTIONS = ("L", "half")
@@ -39,6 +41,11 @@ class PopulationLoss(eqx.Module):
         j = jnp.arange(self.k, dtype=jnp.float64)
         w = jnp.ones(self.k) if weighting == "uniform" else self.k - j
         self.weights = w * (0.5 if convention == "half" else 1.0)
+
+    @property
+    def training_length(self) -> int:
+        """The number of lags with non-zero weight: k, also after :meth:`padded_to`."""
+        return int(np.count_nonzero(np.asarray(self.weights)))
 
     def padded_to(self, k_max: int) -> "PopulationLoss":
         """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
@@ -81,17 +88,10 @@ class PopulationLoss(eqx.Module):
         """
         self._check_model(model)
         k, d = self.k, model.d
-        B = model.B.reshape(d, -1)   # (d, n_in)
+        B = model.B.reshape(d, -1)  # (d, n_in)
         Ct = model.C.reshape(-1, d).T  # (d, n_out)
-        step = model._step()
-
-        def body(carry, _):
-            v, u = carry
-            return (step(v), step_t(u)), (v, u)
-
         A = model.transition()
-        step_t = (lambda u: (model.A * u.T).T) if model.structure == "diagonal" else (lambda u: A.T @ u)
-        _, (V, U) = jax.lax.scan(body, (B, Ct), None, length=k)  # (k, d, n_in), (k, d, n_out)
+        V, U = krylov_sequence(A, B, k), krylov_sequence(A.T, Ct, k)  # (k, d, n_in), (k, d, n_out)
         j = jnp.arange(k)
         lag = j[None, :] - 1 - j[:, None]  # S[s, j] = V[j - 1 - s] where j - 1 - s >= 0
         S = jnp.where((lag >= 0)[:, :, None, None], V[jnp.clip(lag, 0)], 0.0)  # (k_s, k_j, d, n_in)

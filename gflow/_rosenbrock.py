@@ -110,7 +110,7 @@ class _WoodburySolve(eqx.Module):
 class _ConjugateGradientSolve(eqx.Module):
     """x = (I + c JᵀJ)⁻¹ b by conjugate gradients, J applied through JVPs/VJPs only (never materialized)."""
 
-    residuals: Callable = eqx.field(static=True)
+    residuals: Callable  # a bound method of the (pytree) flow term
     y: jax.Array
     c: jax.Array
     rtol: float = eqx.field(static=True)
@@ -146,7 +146,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     woodbury_max_residuals: int = eqx.field(static=True, default=4096)
     cg_rtol: float = eqx.field(static=True, default=1e-12)
     cg_max_steps: int = eqx.field(static=True, default=500)
-    jacobian_every: int = eqx.field(static=True, default=10)
+    jacobian_every: int = eqx.field(static=True, default=1)
     tableau: RosenbrockTableau = eqx.field(static=True, default=ROS34PW2)
 
     term_structure: ClassVar = diffrax.AbstractTerm

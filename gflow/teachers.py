@@ -84,4 +84,7 @@ def from_model(model):
 
 def first_markov_parameter(teacher) -> float:
     """w_0 = Ĉ B̂ (seed 000 E.46) of a SISO teacher; its sign sets which of B ± Cᵀ grows (Prop. 9)."""
-    return float(np.asarray(teacher.impulse_response(1))[0])
+    h0 = np.asarray(teacher.impulse_response(1))[0]
+    if np.ndim(h0) != 0:
+        raise GflowInputError(f"`teacher` must be SISO for first_markov_parameter; its h_0 has shape {np.shape(h0)}")
+    return float(h0)

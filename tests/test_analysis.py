@@ -112,10 +112,10 @@ def test_drift_and_relative_drift():
 def test_loss_at_length_matches_population_loss_at_training_length(balanced_teacher):
     m = initializers.gaussian(jax.random.key(4), 4, scale=0.5)
     lq = []
-    for q in (1, 5, 9):
+    for q in (2, 7):
         lq.append(float(an.loss_at_length(m, balanced_teacher, q)))
         assert lq[-1] == pytest.approx(float(gflow.PopulationLoss(balanced_teacher, q)(m)), rel=1e-14)
-    assert lq[0] < lq[1] < lq[2]  # nondecreasing in q (seed 001 §2.5), here strictly
+    assert lq[0] < lq[1]  # nondecreasing in q (seed 001 §2.5), here strictly
 
 
 def test_tail_error_and_zero_solution_error():
@@ -126,7 +126,7 @@ def test_tail_error_and_zero_solution_error():
     assert float(an.tail_error(zero, teacher, 4, horizon=10)) == 1.0
     assert float(an.tail_error(teacher, teacher, 4, horizon=10)) == 0.0
     half = gflow.LinearRNN(np.eye(6, k=1), 0.5 * np.eye(6)[:, -1], np.eye(6)[0])
-    assert float(an.tail_error(half, teacher, 2, horizon=50)) == pytest.approx(0.5)
+    assert float(an.tail_error(half, teacher, 2, horizon=10)) == pytest.approx(0.5)
 
 
 def test_extrapolates():

@@ -209,3 +209,8 @@ def test_analysis_arguments(model, balanced_teacher):
         an.fit_exponential_rate([0.0, 1.0], [1.0, -1.0])
     with pytest.raises(GflowInputError):
         an.fit_power_law([1.0], [1.0])
+
+
+def test_first_markov_parameter_needs_a_siso_teacher():
+    with raises_naming("teacher"):
+        teachers.first_markov_parameter(teachers.memoryless(np.ones((2, 2))))

@@ -1,0 +1,126 @@
+"""The reference problems R1–R4 of DESIGN.md / issue 3, built through gflow's public API only."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+
+import gflow
+from gflow import initializers, teachers, PopulationLoss
+from gflow import GradientFlowTerm  # noqa: F401  (public; documents where the flat field comes from)
+from gflow._gradient_flow_term import flatten_model
+
+
+@dataclasses.dataclass
+class Problem:
+    name: str
+    description: str
+    loss: Any
+    model0: Any
+    t1: float
+    rtol: float
+    ref_rtol: float
+    atol_factor: float  # atol = atol_factor × rtol for every method of this problem (and the reference)
+    notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def theta0(self):
+        return flatten_model(self.model0)[0]
+
+    @property
+    def n_params(self) -> int:
+        return int(np.size(self.theta0))
+
+    @property
+    def atol(self) -> float:
+        return self.atol_factor * self.rtol
+
+    @property
+    def ref_atol(self) -> float:
+        return self.atol_factor * self.ref_rtol
+
+
+def atol_factor_for(model0) -> float:
+    """min(1, RMS θ0): gflow's own default atol/rtol ratio, fixed once per problem and used by every method."""
+    theta = np.asarray(flatten_model(model0)[0])
+    return float(min(1.0, np.sqrt(np.mean(theta ** 2))))
+
+
+def r1(quick: bool, ref_rtol: float | None) -> Problem:
+    teacher = teachers.balanced(jax.random.key(0), 5)
+    loss = PopulationLoss(teacher, 20)
+    model0 = initializers.balanced(jax.random.key(1), 40, scale=1e-2, structure="symmetric")
+    notes = []
+    rr = ref_rtol if ref_rtol is not None else (1e-10 if quick else 1e-12)
+    if rr != 1e-12:
+        notes.append(f"reference at rtol {rr:g} instead of 1e-12")
+    return Problem("R1", "balanced teacher d̂=5, symmetric balanced student d=40, k=20, init 1e-2, t1=1e7",
+                   loss, model0, 1e7, 1e-8, rr, atol_factor_for(model0), notes)
+
+
+def r2(quick: bool, ref_rtol: float | None, scale: float = 1e-3) -> Problem:
+    d = 20 if quick else 50
+    teacher = teachers.delay(10)
+    loss = PopulationLoss(teacher, 24)
+    model0 = initializers.gaussian(jax.random.key(2), d, scale=scale)
+    notes = []
+    if quick:
+        notes.append("quick: student d=20 instead of 50")
+    rr = ref_rtol if ref_rtol is not None else (1e-10 if quick else 1e-12)
+    if rr != 1e-12:
+        notes.append(f"reference at rtol {rr:g} instead of 1e-12")
+    if scale != 1e-3:
+        notes.append(f"init scale {scale:g} instead of 1e-3 (--r2-scale)")
+    return Problem("R2", f"general A, delay teacher d̂=10, student d={d}, k=24, gaussian init {scale:g}, t1=1e6",
+                   loss, model0, 1e6, 1e-8, rr, atol_factor_for(model0), notes)
+
+
+def r3(quick: bool, ref_rtol: float | None) -> Problem:
+    teacher = teachers.balanced(jax.random.key(0), 5)
+    loss = PopulationLoss(teacher, 20)
+    model0 = initializers.gaussian(jax.random.key(3), 200, scale=1e-3)
+    t1 = 1e4 if quick else 1e6
+    notes = []
+    if quick:
+        notes.append("quick: t1=1e4 instead of 1e6")
+    # Steps grow ~2× per decade of rtol (order-3 method), so a 1e-12 reference costs ~15× the rtol-1e-8 run
+    # (tens of minutes at ~20 ms per step for 40k parameters); 1e-9 keeps the full run within ~40 min.
+    rr = ref_rtol if ref_rtol is not None else 1e-9
+    if rr != 1e-12:
+        notes.append(f"reference at rtol {rr:g} instead of 1e-12 (a 1e-12 reference costs ~15× the rtol-1e-8 "
+                     f"run; pass --ref-rtol to change); errors below are then dominated by, not exact for, the "
+                     f"rtol-1e-8 run")
+    return Problem("R3", f"general A, d=200, balanced teacher d̂=5, k=20, gaussian init 1e-3, t1={t1:g}",
+                   loss, model0, t1, 1e-8, rr, atol_factor_for(model0), notes)
+
+
+def r4_flows(n_flows: int, k_values, seed0: int = 100):
+    """n_flows problems of R1's size differing in student seed and k (cycling through k_values), padded
+    to max(k_values) so that they batch."""
+    teacher = teachers.balanced(jax.random.key(0), 5)
+    k_max = max(k_values)
+    losses, models, ks = [], [], []
+    for i in range(n_flows):
+        k = k_values[i % len(k_values)]
+        losses.append(PopulationLoss(teacher, k).padded_to(k_max))
+        models.append(initializers.balanced(jax.random.key(seed0 + i), 40, scale=1e-2, structure="symmetric"))
+        ks.append(k)
+    return losses, models, ks
+
+
+def impulse(model, n: int = 100) -> np.ndarray:
+    return np.asarray(model.impulse_response(n))
+
+
+def rebuild(model0, theta):
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    _, static, unravel = flatten_model(model0)
+    return eqx.combine(unravel(jnp.asarray(theta)), static)
+
+
+__all__ = ["Problem", "r1", "r2", "r3", "r4_flows", "impulse", "rebuild", "gflow"]
