@@ -28,7 +28,7 @@ def _now() -> float:
 def result_row(method: str, **kw) -> dict:
     row = {"method": method, "status": None, "t_reached": None, "wall_s": None, "compile_s": None,
            "steps": None, "gradient_evaluations": None, "linear_solves": None, "jacobians": None,
-           "final_loss": None, "theta": None, "note": ""}
+           "final_loss": None, "theta": None, "saved": None, "note": ""}
     row.update(kw)
     return row
 
@@ -92,7 +92,8 @@ class _OutOfTime(Exception):
 
 
 def scipy_baseline(field: FlatField, method: str, t1: float, rtol: float, atol: float, budget: float,
-                   use_jac: bool = True) -> dict:
+                   use_jac: bool = True, save_ts=None) -> dict:
+    """``save_ts``: times (ending at t1) at which to keep the solution, for the trajectory error."""
     from scipy.integrate import solve_ivp
 
     name = f"scipy {method}" + (" +JAX Hessian" if use_jac else "")
@@ -123,7 +124,8 @@ def scipy_baseline(field: FlatField, method: str, t1: float, rtol: float, atol: 
     start = _now()
     deadline[0] = start + budget
     try:
-        sol = solve_ivp(rhs, (0.0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=[t1],
+        t_eval = np.asarray([t1] if save_ts is None else save_ts, dtype=np.float64)
+        sol = solve_ivp(rhs, (0.0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
                         jac=jac if use_jac else None)
     except _OutOfTime:
         wall = _now() - start
@@ -131,12 +133,13 @@ def scipy_baseline(field: FlatField, method: str, t1: float, rtol: float, atol: 
                           gradient_evaluations=counts["nfev"], jacobians=counts["njev"],
                           note=f"did not finish in {budget:g} s (reached t≈{counts['t']:.3g})")
     wall = _now() - start
-    ok = sol.status == 0 and sol.y.shape[1] == 1
+    ok = sol.status == 0 and sol.y.shape[1] == len(t_eval)
     theta = sol.y[:, -1] if ok else None
     return result_row(name, status="completed" if ok else "failed", t_reached=float(sol.t[-1]) if sol.t.size else
                       counts["t"], wall_s=wall, compile_s=compile_s, steps=None,
                       gradient_evaluations=int(sol.nfev), jacobians=int(sol.njev), linear_solves=None,
                       lu_decompositions=int(sol.nlu), theta=theta,
+                      saved=(np.asarray(sol.t), sol.y.T) if ok and save_ts is not None else None,
                       final_loss=float(field.loss_value(jnp.asarray(theta))) if ok else None,
                       note="" if ok else f"solver failed: {sol.message}")
 
@@ -188,7 +191,7 @@ _DIFFRAX = {"tsit5": (diffrax.Tsit5, 20, 6), "kvaerno5": (diffrax.Kvaerno5, 1, N
 
 
 def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: float, budget: float,
-                     max_steps: int = 1_000_000) -> dict:
+                     max_steps: int = 1_000_000, save_at=200) -> dict:
     cls, every, evals_per_step = _DIFFRAX[name]
     clock = WallClock()
     solver = timed_solver(cls, clock, every)
@@ -196,8 +199,8 @@ def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: floa
     # compile (t1 is traced, so a tiny t1 compiles the same program and takes few steps)
     c0 = _now()
     clock.deadline = _now() + max(budget, 60.0)
-    warm = gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, solver=solver, save_at=2,
-                            max_steps=max_steps)
+    warm = gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, solver=solver, save_at=save_at,
+                            max_steps=max_steps, progress=False)
     compile_s = _now() - c0
     if clock.hit:
         return result_row(label, status="timeout", compile_s=compile_s,
@@ -205,8 +208,8 @@ def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: floa
     clock.hit = False
     start = _now()
     clock.deadline = start + budget
-    traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, solver=solver, save_at=2,
-                            max_steps=max_steps)
+    traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, solver=solver, save_at=save_at,
+                            max_steps=max_steps, progress=False)
     wall = _now() - start
     steps = int(traj.stats["steps"])
     evals = None if evals_per_step is None else evals_per_step * steps + 1
@@ -220,7 +223,8 @@ def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: floa
                           note=f"did not finish in {budget:g} s (reached t={t_reached:.3g}, {steps} steps){extra}")
     status = traj.status
     note = (traj.message + extra) if status != "completed" else extra.lstrip("; ")
-    return result_row(label, status=status, theta=theta if status == "completed" else None, note=note,
+    saved = (np.asarray(traj.ts), np.asarray(traj.params)) if status == "completed" else None
+    return result_row(label, status=status, theta=theta if status == "completed" else None, note=note, saved=saved,
                       **common)
 
 

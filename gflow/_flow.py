@@ -94,13 +94,19 @@ def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
     return items
 
 
-def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge_loss, max_steps, meter):
+def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter, watch_loss):
+    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` static."""
     theta0, static, unravel = flatten_model(model0)
     term = GradientFlowTerm(loss, static, unravel)
+    diverge_loss, diverge_norm = diverge[0], diverge[1]
 
-    def stop_or_diverge(t, y, args, **kwargs):  # one loss evaluation per step serves both stopping rules
-        value = term.loss_value(y)
-        return (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
+    def stop_or_diverge(t, y, args, **kwargs):
+        # Parameters that are non-finite or have grown by diverge_factor: no loss evaluation needed.
+        stop = jnp.logical_not(jnp.all(jnp.isfinite(y))) | (jnp.max(jnp.abs(y)) > diverge_norm)
+        if watch_loss:  # a loss threshold was asked for: one loss evaluation per step serves both rules
+            value = term.loss_value(y)
+            stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
+        return stop
 
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
@@ -126,11 +132,13 @@ _DTMIN_RELATIVE = 1e-14
 
 
 @eqx.filter_jit
-def _integrate_batch(losses, models0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge_loss, max_steps, meter):
+def _integrate_batch(losses, models0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
+                     watch_loss):
     def one(loss, model0, diverge):
-        return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter)
+        return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
+                              watch_loss)
 
-    return jax.vmap(one)(losses, models0, diverge_loss)
+    return jax.vmap(one)(losses, models0, diverge)
 
 
 @eqx.filter_jit
@@ -159,7 +167,7 @@ class _Setup(eqx.Module):
     functions: dict
     solver: Any
     solver_name: str
-    progress: bool
+    progress: bool | str
 
 
 def _check_model_and_loss(loss, model0, name="model0"):
@@ -188,7 +196,15 @@ def _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_facto
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
                   diverge_factor=positive_float("diverge_factor", diverge_factor),
                   max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
-                  solver=solver_obj, solver_name=solver_name, progress=bool(progress))
+                  solver=solver_obj, solver_name=solver_name,
+                  progress=progress if progress == "auto" else bool(progress))
+
+
+def _diverge_thresholds(setup, theta0, loss0):
+    """(loss, parameter) levels beyond which a run is stopped as diverged: diverge_factor × max(|L0|, 1) and
+    diverge_factor × max(max|θ0|, 1)."""
+    scale = max(float(jnp.max(jnp.abs(theta0))) if np.size(theta0) else 1.0, 1.0)
+    return _f64([setup.diverge_factor * max(abs(loss0), 1.0), setup.diverge_factor * scale])
 
 
 def _f64(x):
@@ -209,14 +225,17 @@ def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config
         keep[idx[-2]] = False
     sol_ts, ys, losses = sol_ts[keep], ys[keep], losses[keep]
     final_loss = losses[-1]
-    diverge_loss = setup.diverge_factor * max(abs(loss0), 1.0)
+    diverge_loss, diverge_norm = (float(x) for x in _diverge_thresholds(setup, theta0, loss0))
+    last = ys[np.flatnonzero(np.isfinite(sol_ts))[-1]] if len(ys) else np.asarray(theta0)
+    blew_up = not np.all(np.isfinite(last)) or float(np.max(np.abs(last), initial=0.0)) > diverge_norm
     if bool(hit_max_steps):
         status = "max_steps"
         message = f"reached max_steps={setup.max_steps} at t={sol_ts[-1]:.4g} before t1={setup.t1:.4g}"
-    elif not np.isfinite(final_loss) or abs(final_loss) > diverge_loss or not bool(succeeded):
+    elif blew_up or not np.isfinite(final_loss) or abs(final_loss) > diverge_loss or not bool(succeeded):
         status = "diverged"
-        message = (f"|loss| became non-finite or exceeded {setup.diverge_factor:.0e}×max(L0, 1) at t={sol_ts[-1]:.4g}"
-                   if bool(succeeded) else "the solver failed (step size collapsed or non-finite values)")
+        message = (f"the parameters or |loss| became non-finite or grew by more than {setup.diverge_factor:.0e}× "
+                   f"at t={sol_ts[-1]:.4g}" if bool(succeeded)
+                   else "the solver failed (step size collapsed or non-finite values)")
     elif setup.stop_loss is not None and final_loss <= setup.stop_loss and sol_ts[-1] < setup.t1:
         status, message = "stopped_at_loss", f"L ≤ {setup.stop_loss:g} at t={sol_ts[-1]:.6g}"
     else:
@@ -254,7 +273,7 @@ def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config
 
 def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
-               diagnostics=None, max_steps: int = 1_000_000, progress: bool = False,
+               diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
                config: Mapping[str, Any] | None = None) -> Trajectory:
     """Integrate the gradient flow dθ/dt = −∇L(θ) of ``loss`` from ``model0`` over [t0, t1].
 
@@ -267,10 +286,13 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
       diffrax solver instance.
     - ``save_at``: number of log-spaced save times (default 200), or an array of times in [t0, t1].
     - ``stop_loss``: stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
-    - ``diverge_factor``: stop with status ``"diverged"`` once |L| > diverge_factor × max(|L(θ0)|, 1) or L is
-      not finite, instead of returning NaN; a step size collapsing below 1e-14·max(1, t1) is "diverged" too.
+    - ``diverge_factor``: stop with status ``"diverged"`` once the parameters are non-finite or max|θ| exceeds
+      diverge_factor × max(max|θ0|, 1), instead of returning NaN. |L| > diverge_factor × max(|L(θ0)|, 1) or
+      a non-finite L is "diverged" too: checked at every step when ``stop_loss`` is given (the loss is then
+      evaluated anyway), else at the saved times. A step size collapsing below 1e-14·max(1, t1) is "diverged".
     - ``diagnostics``: name → function(model) (or a list of functions), evaluated at every saved time.
-    - ``progress``: print t and log-time progress during the solve.
+    - ``progress``: print t and log-time progress during the solve: ``"auto"`` (default) once it has run
+      for 5 s of wall time, ``True`` from the start, ``False`` never.
 
     Returns a :class:`gflow.Trajectory`; its ``final`` is the model at the last time reached.
     """
@@ -278,15 +300,21 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
     setup = _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
                    max_steps, progress)
     start = time.perf_counter()
-    out = _integrate(loss, model0, *_solver_args(setup), _f64(setup.diverge_factor * max(abs(loss0), 1.0)),
-                     setup.max_steps, _meter(setup))
+    out = _integrate(loss, model0, *_solver_args(setup), _diverge_thresholds(setup, theta0, loss0),
+                     setup.max_steps, _meter(setup), setup.stop_loss is not None)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
     return _to_trajectory(setup, loss, model0, theta0, loss0, out, wall, config)
 
 
+QUIET_SECONDS = 5.0  # progress="auto" reports only solves that have run longer than this
+
+
 def _meter(setup):
-    return (LogTimeProgressMeter(_f64(setup.t0), _f64(setup.t1)) if setup.progress else diffrax.NoProgressMeter())
+    if setup.progress is False:
+        return diffrax.NoProgressMeter()
+    quiet = QUIET_SECONDS if setup.progress == "auto" else 0.0
+    return LogTimeProgressMeter(_f64(setup.t0), _f64(setup.t1), _f64(quiet))
 
 
 def _stack(trees, name):
@@ -298,7 +326,7 @@ def _stack(trees, name):
 
 def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
                 save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
-                diagnostics=None, max_steps: int = 1_000_000, progress: bool = False,
+                diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
                 config: Mapping[str, Any] | None = None) -> list[Trajectory]:
     """Integrate many independent flows in one batched (``vmap``-ed) call; arguments as :func:`solve_flow`.
 
@@ -314,10 +342,10 @@ def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
     theta_all = np.concatenate([np.asarray(c[0]) for c in checked])
     setup = _setup(theta_all, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
                    max_steps, progress)
-    diverge = _f64([setup.diverge_factor * max(abs(c[1]), 1.0) for c in checked])
+    diverge = jnp.stack([_diverge_thresholds(setup, c[0], c[1]) for c in checked])
     start = time.perf_counter()
     out = _integrate_batch(_stack(losses, "losses"), _stack(models0, "models0"), *_solver_args(setup), diverge,
-                           setup.max_steps, _meter(setup))
+                           setup.max_steps, _meter(setup), setup.stop_loss is not None)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
     return [_to_trajectory(setup, l, m, c[0], c[1], tuple(o[i] for o in out), wall, config)

@@ -20,19 +20,31 @@ class _State(eqx.Module):
     steps: jax.Array
 
 
-def _print(t, t1, frac, steps):
-    print(f"  [flow {time.strftime('%H:%M:%S')}] t = {float(t):.3e} / {float(t1):.3e}"
-          f"  (log-time {100 * float(frac):5.1f}%, {int(steps)} steps)", flush=True)
+_started = [time.perf_counter()]
+
+
+def _start():
+    _started[0] = time.perf_counter()
+
+
+def _print(t, t1, frac, steps, quiet_seconds):
+    elapsed = time.perf_counter() - _started[0]
+    if elapsed >= float(quiet_seconds):
+        print(f"  [flow +{elapsed:6.1f}s] t = {float(t):.3e} / {float(t1):.3e}"
+              f"  (log-time {100 * float(frac):5.1f}%, {int(steps)} steps)", flush=True)
 
 
 class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
-    """Prints a line whenever log(1 + t)/log(1 + t1) has grown by ``minimum_increase``."""
+    """Prints a line whenever log(1 + t)/log(1 + t1) has grown by ``minimum_increase``, once the solve has
+    run for ``quiet_seconds`` of wall time (so short solves stay silent)."""
 
     t0: jax.Array
     t1: jax.Array
-    minimum_increase: float = 0.1
+    quiet_seconds: jax.Array = eqx.field(default_factory=lambda: jnp.array(0.0))
+    minimum_increase: float = eqx.field(static=True, default=0.1)
 
     def init(self):
+        jax.debug.callback(_start)
         return _State(last=jnp.array(0.0), steps=jnp.array(0))
 
     def step(self, state, progress):
@@ -42,7 +54,8 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
         pred = eqxi.unvmap_all(frac - state.last >= self.minimum_increase)
 
         def report(_):
-            jax.debug.callback(_print, eqxi.unvmap_max(t), self.t1, eqxi.unvmap_max(frac), eqxi.unvmap_max(steps))
+            jax.debug.callback(_print, eqxi.unvmap_max(t), self.t1, eqxi.unvmap_max(frac), eqxi.unvmap_max(steps),
+                               self.quiet_seconds)
             return frac
 
         last = jax.lax.cond(eqxi.nonbatchable(pred), report, lambda _: state.last, None)

@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from ._gradient_flow_term import flatten_model
+from ._json import jsonable
 
 STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged")
 
@@ -87,7 +88,7 @@ class Trajectory:
         meta = {"status": self.status, "message": self.message, "stats": self.stats, "config": self.config,
                 "convention": self.convention, "versions": package_versions()}
         with open(os.path.join(path, "meta.json"), "w") as f:
-            json.dump(meta, f, indent=2, default=_json_default)
+            json.dump(jsonable(meta), f, indent=2, default=str)
         return path
 
     @classmethod
@@ -103,14 +104,6 @@ class Trajectory:
         return cls(ts=arrays["ts"], loss=arrays["loss"], diagnostics=diags, params=arrays["params"],
                    final=final, stats=meta["stats"], status=meta["status"], message=meta.get("message", ""),
                    config=meta["config"])
-
-
-def _json_default(x):
-    if isinstance(x, (np.generic,)):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return str(x)
 
 
 def load_trajectory(path: str) -> Trajectory:

@@ -3,43 +3,26 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 
 import numpy as np
 
+from gflow._json import jsonable
 from gflow._trajectory import package_versions
 
 
 def check(claim: str, source: str, value: float, threshold: float, passed: bool, **extra) -> dict:
     """One entry of summary.json's list of checks: {"claim", "source", "value", "threshold", "passed"}."""
-    entry = {"claim": claim, "source": source, "value": _clean(value), "threshold": _clean(threshold),
+    entry = {"claim": claim, "source": source, "value": jsonable(value), "threshold": jsonable(threshold),
              "passed": bool(passed)}
-    entry.update({k: _clean(v) for k, v in extra.items()})
+    entry.update({k: jsonable(v) for k, v in extra.items()})
     return entry
 
 
-def _clean(x):
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else str(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
-
-
 def write_summary(out: str, study: str, config: dict, checks: list[dict], results: dict, started: float) -> dict:
-    summary = {"study": study, "config": _clean(config), "versions": package_versions(),
-               "wall_time_s": time.time() - started, "checks": checks, "results": _clean(results),
+    summary = {"study": study, "config": jsonable(config), "versions": package_versions(),
+               "wall_time_s": time.time() - started, "checks": checks, "results": jsonable(results),
                "all_passed": all(c["passed"] for c in checks)}
     path = os.path.join(out, "summary.json")
     with open(path + ".tmp", "w") as f:

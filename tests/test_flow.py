@@ -204,7 +204,7 @@ def test_blowup_is_reported_as_diverged_near_the_blowup_time():
     traj = gflow.solve_flow(NegativeQuartic(), Scalar(jnp.array([theta0])), 1.0, save_at=np.linspace(0, 1, 11),
                             max_steps=20_000, solver="tsit5")
     assert traj.status == "diverged"
-    assert 0.9 * t_star < traj.ts[-1] <= t_star  # it integrated up to the blow-up
+    assert 0.9 * t_star < traj.ts[-1] <= 1.001 * t_star  # it integrated up to the blow-up (numerically)
     assert abs(float(traj.final.theta[0])) > 10.0
     before = traj.ts < 0.9 * t_star
     # saved times fall between steps: Tsit5's dense output is 4th order, so 1e-5 rather than rtol
