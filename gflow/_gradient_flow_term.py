@@ -45,10 +45,6 @@ class GradientFlowTerm(diffrax.AbstractTerm):
         m = leaves[0].shape[0]
         return jnp.concatenate([leaf.reshape(m, -1) for leaf in leaves], axis=1)
 
-    @property
-    def has_residuals(self) -> bool:
-        return callable(getattr(self.loss, "residuals", None))
-
     def vf(self, t, y, args):
         return -jax.grad(self.loss_value)(y)
 
