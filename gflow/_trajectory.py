@@ -13,6 +13,7 @@ import pickle
 import platform
 from typing import Any
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -65,8 +66,6 @@ class Trajectory:
     def model_at(self, i: int):
         """The model saved at ``ts[i]``."""
         _, static, unravel = flatten_model(self.final)
-        import equinox as eqx
-
         return eqx.combine(unravel(self.params[i]), static)
 
     def __repr__(self) -> str:
