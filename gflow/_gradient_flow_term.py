@@ -14,6 +14,8 @@ import jax
 import jax.flatten_util
 import jax.numpy as jnp
 
+from ._residual_jacobian import DenseResidualJacobian
+
 
 class GradientFlowTerm(diffrax.AbstractTerm):
     """dθ/dt = −∇L(θ) on the flat parameter vector θ of a model.
@@ -45,6 +47,15 @@ class GradientFlowTerm(diffrax.AbstractTerm):
         m = leaves[0].shape[0]
         return jnp.concatenate([leaf.reshape(m, -1) for leaf in leaves], axis=1)
 
+    def residual_jacobian_operator(self, y):
+        """J as an operator on flat vectors (``mv``, ``rmv``, ``gram``): matrix-free when the loss has a structured
+        form for this model (``residual_jacobian_operator``), else the materialized matrix."""
+        structured = getattr(self.loss, "residual_jacobian_operator", None)
+        op = structured(self.model(y)) if structured is not None else None
+        if op is None:
+            return DenseResidualJacobian(self.residual_jacobian(y))
+        return _FlatOperator(op, self.unravel)
+
     def vf(self, t, y, args):
         return -jax.grad(self.loss_value)(y)
 
@@ -56,6 +67,22 @@ class GradientFlowTerm(diffrax.AbstractTerm):
 
     def vf_prod(self, t, y, args, control):
         return self.prod(self.vf(t, y, args), control)
+
+
+class _FlatOperator(eqx.Module):
+    """A residual-Jacobian operator on models, seen on flat parameter vectors."""
+
+    op: Any
+    unravel: Callable = eqx.field(static=True)
+
+    def mv(self, b):
+        return self.op.mv(self.unravel(b))
+
+    def rmv(self, z):
+        return jax.flatten_util.ravel_pytree(eqx.filter(self.op.rmv(z), eqx.is_inexact_array))[0]
+
+    def gram(self):
+        return self.op.gram()
 
 
 def flatten_model(model):

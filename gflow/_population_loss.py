@@ -17,6 +17,7 @@ import numpy as np
 
 from ._checks import GflowInputError, one_of, positive_int
 from ._impulse_response import krylov_sequence
+from ._residual_jacobian import ImpulseResponseJacobian
 
 WEIGHTINGS = ("uniform", "accumulating")
 CONVENTIONS = ("L", "half")
@@ -110,6 +111,20 @@ class PopulationLoss(eqx.Module):
 
         return eqx.tree_at(lambda mm: (mm.A, mm.B, mm.C), model,
                            (jax.vmap(raw_A)(dA), dB.reshape((m,) + model.B.shape), dC.reshape((m,) + model.C.shape)))
+
+    def residual_jacobian_operator(self, model):
+        """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/_residual_jacobian.py) for a
+        SISO model with A general or symmetric ("restricted"); ``None`` for other models, which use the
+        materialized :meth:`residual_jacobian`."""
+        self._check_model(model)
+        supported = model.structure == "general" or (model.structure == "symmetric"
+                                                     and model.parameterization == "restricted")
+        if not (model.siso and supported):
+            return None
+        A = model.transition()
+        V = krylov_sequence(A, model.B, self.k)
+        U = krylov_sequence(A.T, model.C, self.k)
+        return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric")
 
     def __call__(self, model) -> jax.Array:
         r = self.residuals(model)

@@ -31,6 +31,7 @@ import lineax as lx
 import numpy as np
 
 from ._checks import one_of
+from ._residual_jacobian import DenseResidualJacobian
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,9 +92,10 @@ def _flow_term(terms):
 
 
 class _WoodburySolve(eqx.Module):
-    """x = (I + c JᵀJ)⁻¹ b = b − c Jᵀ (I_m + c JJᵀ)⁻¹ J b, with an m × m Cholesky factor."""
+    """x = (I + c JᵀJ)⁻¹ b = b − c Jᵀ (I_m + c JJᵀ)⁻¹ J b, with an m × m Cholesky factor; J is an operator
+    with ``mv`` and ``rmv`` (gflow/_residual_jacobian.py), structured or a dense matrix."""
 
-    jac: jax.Array
+    jac: eqx.Module
     chol: jax.Array
     c: jax.Array
 
@@ -103,8 +105,8 @@ class _WoodburySolve(eqx.Module):
         return cls(jac, chol, c)
 
     def __call__(self, b):
-        z = jsl.cho_solve((self.chol, True), self.jac @ b)
-        return b - self.c * (self.jac.T @ z)
+        z = jsl.cho_solve((self.chol, True), self.jac.mv(b))
+        return b - self.c * self.jac.rmv(z)
 
 
 def _conjugate_gradient_solve(residuals, y, c, rtol: float, max_steps: int):
@@ -123,8 +125,8 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
       ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals``.
-    - ``jacobian_every``: the residual Jacobian J (Woodbury only; in closed form when the loss provides
-      ``residual_jacobian``, else m batched reverse passes) is recomputed every this many steps (default
+    - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
+      ``residual_jacobian_operator``, else materialized in closed form or by m batched reverse passes) is recomputed every this many steps (default
       every step) and reused in between. A W-method keeps its order with a lagged Jacobian, but on the
       reference problem R1 lagging cost more in rejected steps than it saved. Under ``vmap`` the Jacobian is
       refreshed for every member when any member needs it.
@@ -160,9 +162,14 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     @staticmethod
     def _jacobian(flow, y):
-        jacobian = getattr(flow, "residual_jacobian", None) or jax.jacrev(flow.residuals)
-        jac = jacobian(y)
-        return jac, jac @ jac.T
+        """The residual Jacobian as an operator (matrix-free when the loss has a structured form, else
+        materialized: closed form or m reverse passes) and its Gram matrix J Jᵀ."""
+        operator = getattr(flow, "residual_jacobian_operator", None)
+        if operator is not None:
+            jac = operator(y)
+        else:
+            jac = DenseResidualJacobian((getattr(flow, "residual_jacobian", None) or jax.jacrev(flow.residuals))(y))
+        return jac, jac.gram()
 
     def init(self, terms, t0, t1, y0, args):
         flow = _flow_term(terms)
