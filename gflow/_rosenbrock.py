@@ -124,7 +124,9 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     """ROS34PW2 Rosenbrock-W method with the Gauss–Newton Jacobian −2JᵀJ of L = ‖r‖² (see module docstring).
 
     - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
-      ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals``.
+      ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals`` and J is either
+      matrix-free (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n;
+      default 2²⁴, 134 MB), conjugate gradients otherwise (large nonlinear models on many samples).
     - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
       ``residual_jacobian_operator``, else materialized in closed form or by m batched reverse passes) is recomputed every this many steps (default
       every step) and reused in between. A W-method keeps its order with a lagged Jacobian, but on the
@@ -135,6 +137,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     linear_solver: str = eqx.field(static=True, default="auto")
     woodbury_max_residuals: int = eqx.field(static=True, default=4096)
+    woodbury_max_entries: int = eqx.field(static=True, default=2**24)
     cg_rtol: float = eqx.field(static=True, default=1e-12)
     cg_max_steps: int = eqx.field(static=True, default=500)
     jacobian_every: int = eqx.field(static=True, default=1)
@@ -157,8 +160,14 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
         return self.tableau.order
 
     def _uses_woodbury(self, flow, y0) -> bool:
+        if self.linear_solver != "auto":
+            return self.linear_solver == "woodbury"
         m = jax.eval_shape(flow.residuals, y0).shape[0]
-        return self.linear_solver == "woodbury" or (self.linear_solver == "auto" and m <= self.woodbury_max_residuals)
+        if m > self.woodbury_max_residuals:
+            return False
+        operator = getattr(flow, "residual_jacobian_operator", None)
+        matrix_free = operator is not None and not isinstance(jax.eval_shape(operator, y0), DenseResidualJacobian)
+        return matrix_free or m * y0.size <= self.woodbury_max_entries
 
     @staticmethod
     def _jacobian(flow, y):

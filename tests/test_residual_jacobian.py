@@ -58,3 +58,18 @@ def test_flow_with_structured_and_dense_jacobians_agree(monkeypatch):
     dense = gflow.solve_flow(loss, model, 200.0, rtol=1e-9, save_at=5, progress=False)
     assert fast.stats["steps"] == dense.stats["steps"]
     np.testing.assert_allclose(fast.params, dense.params, rtol=0, atol=1e-9)
+
+
+def test_auto_linear_solver_avoids_materializing_large_jacobians():
+    """"auto" keeps Woodbury for matrix-free J at any size, and switches to CG when J would be materialized
+    with more than woodbury_max_entries entries."""
+    from gflow._rosenbrock import GaussNewtonRosenbrock
+
+    loss = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 3), 6)
+    structured = _term(loss, initializers.gaussian(jax.random.key(1), 5, scale=0.1))
+    dense = _term(loss, initializers.gaussian(jax.random.key(1), 5, scale=0.1, structure="diagonal"))
+    small_cap = GaussNewtonRosenbrock(woodbury_max_entries=10)
+    assert small_cap._uses_woodbury(*structured)
+    assert not small_cap._uses_woodbury(*dense)
+    assert GaussNewtonRosenbrock()._uses_woodbury(*dense)
+    assert not GaussNewtonRosenbrock(linear_solver="cg")._uses_woodbury(*structured)
