@@ -170,6 +170,12 @@ class _Setup(eqx.Module):
     progress: bool | str
 
 
+@eqx.filter_jit
+def _loss_value(loss, model):
+    """L(model), compiled once per loss and model structure (eager evaluation recompiles scans every call)."""
+    return loss(model)
+
+
 def _check_model_and_loss(loss, model0, name="model0"):
     if not callable(loss):
         raise GflowInputError(f"`loss` must be callable on a model, got {type(loss).__name__}")
@@ -178,7 +184,7 @@ def _check_model_and_loss(loss, model0, name="model0"):
     theta0, _, _ = flatten_model(model0)
     if not bool(jnp.all(jnp.isfinite(theta0))):
         raise GflowInputError(f"`{name}` has non-finite parameters")
-    loss0 = float(loss(model0))
+    loss0 = float(_loss_value(loss, model0))
     if not np.isfinite(loss0):
         raise GflowInputError(f"the loss at `{name}` is not finite ({loss0})")
     return theta0, loss0

@@ -38,10 +38,12 @@ class GradientFlowTerm(diffrax.AbstractTerm):
         return self.loss.residuals(self.model(y))
 
     def residual_jacobian(self, y):
-        """J = ∂r/∂θ (m × n): in closed form when the loss provides ``residual_jacobian``, else by jacrev."""
+        """J = ∂r/∂θ (m × n): in closed form when the loss provides ``residual_jacobian``, else by autodiff
+        (forward mode when there are no more parameters than residuals, n ≤ m; reverse mode otherwise)."""
         closed_form = getattr(self.loss, "residual_jacobian", None)
         if closed_form is None:
-            return jax.jacrev(self.residuals)(y)
+            m = jax.eval_shape(self.residuals, y).shape[0]
+            return (jax.jacfwd if y.size <= m else jax.jacrev)(self.residuals)(y)
         rows = eqx.filter(closed_form(self.model(y)), eqx.is_inexact_array)
         leaves = jax.tree_util.tree_leaves(rows)
         m = leaves[0].shape[0]

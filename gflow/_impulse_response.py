@@ -19,8 +19,12 @@ import jax.numpy as jnp
 import numpy as np
 
 
+@functools.partial(jax.jit, static_argnums=2)
 def krylov_sequence(A, X, n: int):
-    """(X, A X, A² X, ..., A^{n−1} X) stacked on a leading axis, by repeated mat-vec."""
+    """(X, A X, A² X, ..., A^{n−1} X) stacked on a leading axis, by repeated mat-vec.
+
+    Jitted (n static) so that eager calls, e.g. ``model.impulse_response(n)`` in an analysis script, reuse one
+    compiled scan per shape instead of compiling a fresh one every call (≈ 0.3 s each)."""
 
     def body(v, _):
         return A @ v, v

@@ -88,3 +88,79 @@ def first_markov_parameter(teacher) -> float:
     if np.ndim(h0) != 0:
         raise GflowInputError(f"`teacher` must be SISO for first_markov_parameter; its h_0 has shape {np.shape(h0)}")
     return float(h0)
+
+
+def moment_matched_pair(d_hat: int = 2, *, atoms=None) -> tuple[LinearRNN, LinearRNN]:
+    """Two balanced, stable, non-degenerate diagonal teachers of dimension d̂ whose impulse responses agree for
+    j = 0 .. 2d̂ − 2 and differ at j = 2d̂ − 1 (seed 000 Lemma A.1 / Cor. A.2; spec 000 §1.4e).
+
+    Construction (ours; the paper cites Wu & Yang 2020 without one): for 2d̂ sorted distinct ``atoms`` x_i in
+    [−1, 1], the signed weights ν_i = 1 / Π_{l≠i} (x_i − x_l) annihilate the moments 0 .. 2d̂ − 2 and alternate
+    in sign. Its negative part (x_0, x_2, …) and positive part (x_1, x_3, …) are two d̂-atom measures with equal
+    moments up to 2d̂ − 2; each, normalized to mass Ĉ B̂ = 1, is the spectral measure of a balanced teacher
+    (Â = diag(atoms), B̂ = Ĉᵀ = √weights). The moments 2d̂ − 1 differ because the full Vandermonde is invertible.
+
+    Default atoms: (−1/2, −1/4, 1/2, 1) for d̂ = 2, giving spec 000 §1.4e's pair Â = diag(−1/2, 1/2),
+    B̂ = (√0.5, √0.5) and Â = diag(−1/4, 1), B̂ = (√0.8, √0.2) (IRs 1, 0, 0.25 for j ≤ 2; 0 and 0.1875 at j = 3);
+    2d̂ evenly spaced points in [−0.9, 0.9] otherwise.
+    """
+    d_hat = positive_int("d_hat", d_hat)
+    if atoms is None:
+        atoms = np.array([-0.5, -0.25, 0.5, 1.0]) if d_hat == 2 else np.linspace(-0.9, 0.9, 2 * d_hat)
+    x = np.sort(as_float_array("atoms", atoms, ndim=1))
+    if x.shape != (2 * d_hat,):
+        raise GflowInputError(f"`atoms` must hold 2·d_hat = {2 * d_hat} points, got {x.shape[0]}")
+    if np.any(np.diff(x) <= 0):
+        raise GflowInputError("`atoms` must be distinct")
+    if np.any(np.abs(x) > 1):
+        raise GflowInputError(f"`atoms` must lie in [-1, 1] (Lemma A.1's teachers are stable), got {x}")
+    nu = np.array([1.0 / np.prod(x[i] - np.delete(x, i)) for i in range(2 * d_hat)])
+
+    def teacher(idx):
+        w = np.abs(nu[idx])
+        b = np.sqrt(w / w.sum())
+        return LinearRNN(x[idx], b, b, structure="diagonal")
+
+    return teacher(np.arange(0, 2 * d_hat, 2)), teacher(np.arange(1, 2 * d_hat, 2))
+
+
+def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalues=None, key=None) -> LinearRNN:
+    """A symmetric student with zero loss at training length k whose impulse response takes arbitrary values at
+    j = k .. d − 1 (seed 000 Prop. 3 / E.2, spec 000 §4 item 2; needs d > k).
+
+    A = U diag(λ) Uᵀ with distinct eigenvalues λ (default: d Chebyshev points in (−0.95, 0.95), which keep the
+    Vandermonde matrix V_{j,i} = λ_i^j well conditioned for moderate d); weights g = V⁻¹ r with r_j = w_j (the
+    teacher's IR) for j < k and r_j = ``tail_values`` for j = k .. d − 1 (default w_j + 1); then Uᵀ B = √|g| and
+    C U = sign(g) √|g|, so (C U)_i (Uᵀ B)_i = g_i and h_j = r_j for j < d. U is a random orthogonal matrix drawn
+    with ``key`` (identity when ``key`` is None). The student is balanced only if every g_i ≥ 0.
+    """
+    k = positive_int("k", k)
+    d = positive_int("d", d)
+    if d <= k:
+        raise GflowInputError(f"Proposition 3 needs d > k, got d = {d} and k = {k}")
+    w = np.asarray(teacher.impulse_response(d), dtype=np.float64)
+    if w.ndim != 1:
+        raise GflowInputError("vandermonde_student needs a SISO teacher")
+    if tail_values is None:
+        tail = w[k:] + 1.0
+    else:
+        tail = as_float_array("tail_values", tail_values, ndim=(0, 1))
+        tail = np.full(d - k, float(tail)) if tail.ndim == 0 else tail
+        if tail.shape != (d - k,):
+            raise GflowInputError(f"`tail_values` must hold d − k = {d - k} values, got {np.shape(tail_values)}")
+    if eigenvalues is None:
+        lam = 0.95 * np.cos(np.pi * (np.arange(d) + 0.5) / d)
+    else:
+        lam = as_float_array("eigenvalues", eigenvalues, ndim=1)
+        if lam.shape != (d,) or len(np.unique(lam)) != d:
+            raise GflowInputError(f"`eigenvalues` must be {d} distinct values, got {lam}")
+    r = np.concatenate([w[:k], tail])
+    V = np.vander(lam, d, increasing=True).T  # V[j, i] = λ_i^j
+    g = np.linalg.solve(V, r)
+    if key is None:
+        U = np.eye(d)
+    else:
+        U, R = np.linalg.qr(np.asarray(jax.random.normal(key, (d, d), dtype=jnp.float64)))
+        U = U * np.sign(np.diag(R))
+    s = np.sqrt(np.abs(g))
+    return LinearRNN(U @ np.diag(lam) @ U.T, U @ s, (np.sign(g) * s) @ U.T, structure="symmetric")

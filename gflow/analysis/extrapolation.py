@@ -1,13 +1,26 @@
-"""Extrapolation measures of seed 000 §2.4 / App. C.3 and seed 001 §2.5.
+"""Extrapolation measures of seed 000 §2.4 / App. C.3 and seed 001 §1.7, §2.5.
+
+- ε-extrapolation with horizon q (seed 000 Def. 2): |h_j − w_j| ≤ ε for every j < q (:func:`extrapolates`), and
+  the longest such horizon (:func:`extrapolation_horizon`);
+- the length-q loss L_q = Σ_{j<q} ‖h_j − w_j‖² (seed 001 §2.5) and its curve over q (:func:`loss_curve`),
+  for a model or along a trajectory (:func:`loss_curves_along`);
+- the experimental extrapolation error of seed 000 Sec. 5.1 / App. C.3, the ℓ∞ distance on the tail [k, horizon)
+  (:func:`tail_error`), the all-zero baseline (:func:`zero_solution_error`) and the "non-extrapolating" flag;
+- the error when the training loss first reaches given levels (:func:`first_below`), for the sharpening of the
+  transition as L → 0 (spec 000 §8).
 
 The tail window [k, horizon) and the default horizon are ours: the papers do not state them.
 """
 
 from __future__ import annotations
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .._checks import GflowInputError, positive_int
+from .._checks import as_float_array, GflowInputError, positive_int
+from .._gradient_flow_term import flatten_model
 
 DEFAULT_HORIZON = 100
 
@@ -42,13 +55,101 @@ def zero_solution_error(teacher, k: int, horizon: int = DEFAULT_HORIZON):
 
 def loss_at_length(model, teacher, q: int):
     """L_q = Σ_{j<q} ‖h_j − w_j‖² (seed 001 §2.5); nondecreasing in q, L_k is the training loss."""
-    q = positive_int("q", q)
-    diff = model.impulse_response(q) - teacher.impulse_response(q)
-    return jnp.sum(diff * diff)
+    return loss_curve(model, teacher, positive_int("q", q))[-1]
+
+
+def _eps(eps) -> float:
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        raise GflowInputError(f"`eps` must be a number >= 0, got {eps!r}") from None
+    if not np.isfinite(e) or e < 0:
+        raise GflowInputError(f"`eps` must be a finite number >= 0, got {eps!r}")
+    return e
 
 
 def extrapolates(model, teacher, eps: float, q: int) -> bool:
-    """ε-extrapolation with horizon q (seed 000 Def. 2): |h_j − w_j| ≤ ε for all j < q."""
+    """ε-extrapolation with horizon q (seed 000 Def. 2): |h_j − w_j| ≤ ε for all j < q.
+
+    "ε-extrapolates" (every q) cannot be checked in finitely many steps for ε > 0; :func:`extrapolation_horizon`
+    gives the longest horizon that holds up to a bound.
+    """
+    eps = _eps(eps)
     q = positive_int("q", q)
     diff, _ = _abs_diff(model, teacher, q)
     return bool(diff.max() <= eps)
+
+
+def extrapolation_horizon(model, teacher, eps: float, max_q: int = DEFAULT_HORIZON) -> int:
+    """The largest q ≤ ``max_q`` for which the model ε-extrapolates with horizon q (seed 000 Def. 2): the number
+    of leading lags with |h_j − w_j| ≤ ε. 0 if already |h_0 − w_0| > ε; ``max_q`` means "at least max_q"."""
+    eps = _eps(eps)
+    max_q = positive_int("max_q", max_q)
+    diff, _ = _abs_diff(model, teacher, max_q)
+    bad = np.flatnonzero(~(np.asarray(diff) <= eps))  # NaN counts as a miss
+    return int(bad[0]) if bad.size else max_q
+
+
+def non_extrapolating(model, teacher, k: int, horizon: int = DEFAULT_HORIZON) -> bool:
+    """seed 000 App. C.3: a model is non-extrapolating if its tail error is worse than the all-zero solution's."""
+    return bool(tail_error(model, teacher, k, horizon) > zero_solution_error(teacher, k, horizon))
+
+
+def loss_curve(model, teacher, max_q: int = DEFAULT_HORIZON):
+    """(L_1, …, L_max_q) with L_q = Σ_{j<q} ‖h_j − w_j‖² (seed 001 §2.5), from one impulse response.
+
+    Nondecreasing in q; entry k − 1 is the training loss at length k ("uniform" weighting, convention "L").
+    Traceable, so it can be evaluated along a trajectory (:func:`loss_curves_along`).
+    """
+    max_q = positive_int("max_q", max_q)
+    diff = model.impulse_response(max_q) - teacher.impulse_response(max_q)
+    return jnp.cumsum(jnp.sum((diff * diff).reshape(max_q, -1), axis=1))
+
+
+def loss_curves_along(traj, teacher, max_q: int = DEFAULT_HORIZON) -> np.ndarray:
+    """L_q for q = 1..max_q at every saved point of a trajectory: shape (saved times, max_q)."""
+    h = impulse_responses_along(traj, max_q)
+    diff = h - np.asarray(teacher.impulse_response(max_q), dtype=np.float64)
+    return np.cumsum((diff * diff).reshape(h.shape[0], max_q, -1).sum(axis=2), axis=1)
+
+
+def impulse_responses_along(traj, horizon: int = DEFAULT_HORIZON) -> np.ndarray:
+    """h_0 .. h_{horizon−1} at every saved point of a trajectory: shape (saved times, horizon[, n_out, n_in]).
+
+    Compiled once per model shape and horizon (the trajectory and teacher are data, not constants)."""
+    horizon = positive_int("horizon", horizon)
+    return np.asarray(_responses(traj.final, jnp.asarray(traj.params), horizon))
+
+
+@eqx.filter_jit
+def _responses(template, params, horizon: int):
+    _, static, unravel = flatten_model(template)
+    return jax.vmap(lambda y: eqx.combine(unravel(y), static).impulse_response(horizon))(params)
+
+
+def tail_errors(responses, target, k: int) -> np.ndarray:
+    """ℓ∞ tail error max_{k ≤ j < H} |h_j − w_j| of each impulse response in ``responses`` (…, H[, out, in])
+    against ``target`` (H[, out, in]): numpy, for responses already computed (e.g. along a trajectory)."""
+    responses = np.asarray(responses, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    horizon = target.shape[0]
+    k, horizon = _window(k, horizon)
+    lead = responses.ndim - target.ndim
+    if lead < 0 or responses.shape[lead:] != target.shape:
+        raise GflowInputError(f"`responses` of shape {responses.shape} must end with the target's shape {target.shape}")
+    diff = np.abs(responses - target).reshape(responses.shape[:lead] + (horizon, -1)).max(axis=-1)
+    return diff[..., k:].max(axis=-1)
+
+
+def first_below(loss, levels) -> np.ndarray:
+    """For each level, the index of the first saved point with loss ≤ level; −1 where the loss never gets there.
+
+    Reading a run at these indices gives the model "trained to loss level ℓ" along one gradient-flow path (the
+    state when early stopping at ℓ would have stopped, up to the saving grid).
+    """
+    loss = np.asarray(loss, dtype=np.float64).reshape(-1)
+    levels = as_float_array("levels", levels, ndim=(0, 1))
+    below = loss[None, :] <= np.atleast_1d(levels)[:, None]  # NaN losses are never below
+    idx = np.where(below.any(axis=1), below.argmax(axis=1), -1)
+    return idx if levels.ndim else idx[0]
+

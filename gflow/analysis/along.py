@@ -1,0 +1,17 @@
+"""Values of a model function at every saved point of a trajectory (a flow or a discrete run)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError
+from .._flow import _evaluate_diagnostics
+
+
+def along(traj, fn) -> np.ndarray:
+    """fn(model) at each saved row of ``traj``, stacked on a leading time axis (one ``vmap``-ed, compiled call:
+    pass a module-level function or an equinox module so that repeated calls reuse it)."""
+    if not callable(fn):
+        raise GflowInputError(f"`fn` must be a function of a model, got {type(fn).__name__}")
+    return np.asarray(_evaluate_diagnostics({"fn": fn}, traj.final, jnp.asarray(traj.params))["fn"])

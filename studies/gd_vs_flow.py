@@ -1,0 +1,471 @@
+"""Gradient descent, SGD and Adam against the gradient flow they are said to follow (seed 000 §3.1, App. C.1;
+seed 001 §3.2).
+
+Two problems: seed 000's balanced teacher (d̂ = 5, App. C.2.1) and seed 001's memoryless teacher (w* = 1), both
+with the population loss over k lags (convention "L", no 1/2) and a general (A, B, C) student. Two starts each:
+"symmetric" (A = Aᵀ, B = Cᵀ at scale ``--init-scale``, the theory's class, seed 000 Lemma 6 / seed 001 Thm 6.1)
+and "general" (every parameter N(0, 1/n) per entry, so Q = AAᵀ − AᵀA + BBᵀ − CᵀC ≠ 0).
+
+For every problem and start the flow is integrated to the problem's horizon, its sharpness λ_max(t) (top
+Hessian eigenvalue, Lanczos) gives the stability edge η_edge = 2 / max_t λ_max(t), and GD runs at η = η_edge/2,
+/4, ... (the sweep) and at 0.9 η_edge and 1.5 η_edge (the edge). GD is compared with the flow at the same times
+t = η·n (parameters, impulse response, loss); first order is an η → 0 statement, so the exponent is fitted on the
+three smallest step sizes (``--n-fit``) and the ratio of the distances at η and η/2 is reported for every pair.
+From the symmetric start SGD (minibatches of 100 from N Gaussian sequences, and fresh sequences every step) and
+Adam at the paper's setting (lr 1e-3, 15 000 steps) run too; every method's final population loss and
+extrapolation error (ℓ∞ tail of the impulse response on [k, 100)) are reported.
+
+Checks: GD is first order (fitted exponent of the distance to the flow in η within [0.8, 1.2]); the drift of Q
+under GD from the general start scales like η at the horizon (exponent in [0.8, 1.2]) and like t while the
+gradients are about constant (the early phase, in which the loss stays within 10 % of L(0); short GD runs with
+η ≤ t_early/50 resolve it); GD, SGD and Adam from the symmetric start keep A = Aᵀ and B = Cᵀ to rounding (max
+relative defect ≤ 1e-12); GD below the edge stays stable; and the flow's tolerance does not move the measured
+distances (rtol and rtol/100 agree to 1 % of the smallest distance).
+
+Example:  python studies/gd_vs_flow.py --quick --out out/gd_vs_flow
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import equinox as eqx
+import jax
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gflow  # noqa: E402
+from gflow import analysis as an, initializers, teachers  # noqa: E402
+
+from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+
+SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
+SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
+PROBLEMS = ("balanced", "memoryless")
+STARTS = ("symmetric", "general")
+EDGE_FACTORS = (0.9, 1.5)  # GD runs at these multiples of the stability edge (reported, not in the fit)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default="out/gd_vs_flow", help="output folder for figures, trajectories, summary.json")
+    p.add_argument("--quick", action="store_true", help="small sizes that finish in well under a minute")
+    p.add_argument("--d-balanced", type=int, default=None, help="student dimension, seed-000 problem "
+                   "(default 40 as in seed 000 Fig. 1a; quick: 20)")
+    p.add_argument("--d-memoryless", type=int, default=20, help="student dimension, seed-001 problem")
+    p.add_argument("--teacher-dim", type=int, default=5, help="balanced teacher dimension d̂")
+    p.add_argument("--w-star", type=float, default=1.0, help="memoryless teacher w*")
+    p.add_argument("--k", type=int, default=20, help="training length (lags of the population loss)")
+    p.add_argument("--init-scale", type=float, default=1e-2, help="scale of the symmetric balanced start")
+    p.add_argument("--horizon-balanced", type=float, default=None,
+                   help="seed-000 problem: flow and GD are compared on t ∈ [0, horizon] (default 10; quick: 5)")
+    p.add_argument("--horizon-memoryless", type=float, default=40.0,
+                   help="seed-001 problem: the horizon (its stability edge is ~100× larger, so more time)")
+    p.add_argument("--n-eta-balanced", type=int, default=None,
+                   help="seed-000 problem: step sizes η_edge/2, /4, ... (default 5; quick: 3)")
+    p.add_argument("--n-eta-memoryless", type=int, default=None,
+                   help="seed-001 problem: step sizes η_edge/2, /4, ... (default 8; quick: 6; its runs are cheap)")
+    p.add_argument("--n-fit", type=int, default=3, help="fit the exponents on this many of the smallest η")
+    p.add_argument("--n-save", type=int, default=40, help="log-spaced saved steps per run")
+    p.add_argument("--rtol", type=float, default=1e-10, help="flow rtol; the distances are repeated at rtol/100")
+    p.add_argument("--solver", default="tsit5", help="solver of the reference flows (not stiff up to the horizon)")
+    p.add_argument("--adam-lr", type=float, default=1e-3, help="Adam learning rate (seed 000 App. C.1)")
+    p.add_argument("--adam-steps", type=int, default=15_000, help="Adam steps (seed 000 App. C.1)")
+    p.add_argument("--n-data", type=int, default=None, help="Gaussian sequences in the SGD dataset (default "
+                   "10000 as in seed 000 Sec. 5.1; quick: 1000)")
+    p.add_argument("--batch", type=int, default=100, help="SGD minibatch size (seed 000 App. C.1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the teacher, starts and data")
+    args = p.parse_args(argv)
+    args.d_balanced = args.d_balanced or (20 if args.quick else 40)
+    args.horizon_balanced = args.horizon_balanced or (5.0 if args.quick else 10.0)
+    args.n_eta_balanced = args.n_eta_balanced or (3 if args.quick else 5)
+    args.n_eta_memoryless = args.n_eta_memoryless or (6 if args.quick else 8)
+    args.n_data = args.n_data or (1000 if args.quick else 10_000)
+    if args.n_fit < 2 or min(args.n_eta_balanced, args.n_eta_memoryless) < args.n_fit:
+        p.error("--n-fit must be >= 2 and at most --n-eta-balanced and --n-eta-memoryless")
+    if min(args.d_balanced, args.d_memoryless, args.k, args.n_save - 1, args.batch) < 1 or \
+            min(args.horizon_balanced, args.horizon_memoryless) <= 0:
+        p.error("dimensions, --k, --batch, --n-save - 1 and the horizons must be positive")
+    if args.batch > args.n_data:
+        p.error("--batch must not exceed --n-data")
+    return args
+
+
+# ------------------------------------------------------------------------------------------------ setup
+def symmetric_general_start(key, d, scale):
+    """A = Aᵀ, B = Cᵀ stored as a *general* student, so that GD on (A, B, C) may leave the class (it must not)."""
+    m = initializers.balanced(key, d, scale=scale, structure="symmetric")
+    return gflow.LinearRNN(m.transition(), m.B, m.C, structure="general")
+
+
+def build_problems(args):
+    key = jax.random.key(args.seed)
+    k_teacher, k_sym, k_gen, k_data = jax.random.split(key, 4)
+    balanced = teachers.balanced(k_teacher, args.teacher_dim)
+    memoryless = teachers.memoryless(args.w_star)
+    out = {}
+    for name, teacher, d, horizon, n_eta, source in (
+            ("balanced", balanced, args.d_balanced, args.horizon_balanced, args.n_eta_balanced, SOURCE_000),
+            ("memoryless", memoryless, args.d_memoryless, args.horizon_memoryless, args.n_eta_memoryless, SOURCE_001)):
+        out[name] = {
+            "name": name, "teacher": teacher, "d": d, "horizon": horizon, "n_eta": n_eta, "source": source,
+            "loss": gflow.PopulationLoss(teacher, args.k),
+            "starts": {"symmetric": symmetric_general_start(k_sym, d, args.init_scale),
+                       "general": initializers.gaussian(k_gen, d, scale=1.0, convention="normal")},
+            "data": gflow.EmpiricalLoss.from_teacher(k_data, teacher, args.n_data, args.k),
+            "fresh": gflow.FreshGaussianSequences(teacher, args.k),
+        }
+    return out
+
+
+class FlowCache:
+    """Reference flows at given save times, each solved once per (problem, start, rtol)."""
+
+    def __init__(self, args):
+        self.args, self.cache = args, {}
+
+    def __call__(self, loss, model0, ts, rtol, tag):
+        key = (tag, rtol, np.asarray(ts).tobytes())
+        if key not in self.cache:
+            traj = gflow.solve_flow(loss, model0, float(ts[-1]), save_at=ts, rtol=rtol, solver=self.args.solver,
+                                    config={"study": "gd_vs_flow"})
+            if traj.status != "completed":
+                raise RuntimeError(f"reference flow {tag} did not complete: {traj.status} ({traj.message})")
+            self.cache[key] = traj
+        return self.cache[key]
+
+
+_tail_error = eqx.filter_jit(an.tail_error)  # compiled once: an eager call re-compiles the impulse response's scan
+_loss_at = eqx.filter_jit(lambda loss, model: loss(model))
+
+
+def method_row(traj, loss, teacher, k):
+    return {"final_loss": float(_loss_at(loss, traj.final)),
+            "extrapolation_error": float(_tail_error(traj.final, teacher, k)),
+            "status": traj.status, "steps": traj.stats["steps"], "t_final": float(traj.ts[-1]),
+            "wall_time_s": traj.stats["wall_time_s"],
+            "balance_defect": float(np.max(an.along(traj, an.balance_defect))),
+            "symmetry_defect": float(np.max(an.along(traj, an.symmetry_defect)))}
+
+
+# ------------------------------------------------------------------------------------------ one start
+def sweep_one_start(problem, start_name, args, flows):
+    """Flow, sharpness, GD sweep and edge runs from one start; returns the measurements."""
+    loss, model0, horizon = problem["loss"], problem["starts"][start_name], problem["horizon"]
+    tag = f"{problem['name']}/{start_name}"
+    # sharpness along a first flow (log-spaced) -> stability edge
+    probe = gflow.solve_flow(loss, model0, horizon, save_at=args.n_save, rtol=args.rtol, solver=args.solver)
+    lam = an.sharpness_along(loss, probe)
+    edge = an.stability_edge(float(np.max(lam)))
+    etas = edge / 2.0 ** np.arange(1, problem["n_eta"] + 1)
+    eta_max = etas[0]
+    base_steps = gflow.log_save_steps(max(2, int(round(horizon / eta_max))), args.n_save)
+    ts = eta_max * base_steps
+    flow = flows(loss, model0, ts, args.rtol, tag)
+    flow_tight = flows(loss, model0, ts, args.rtol / 100, tag)
+    runs = []
+    for eta in etas:
+        ratio = int(round(eta_max / eta))
+        traj = gflow.run_gd(loss, model0, float(eta), int(base_steps[-1] * ratio), save_at=base_steps * ratio,
+                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
+        dist = an.distance_to_flow(traj, flow)
+        dist_tight = an.distance_to_flow(traj, flow_tight)
+        q = an.balance_matrix_drift(traj)
+        runs.append({"eta": float(eta), "traj": traj, "distance": dist, "distance_tight": dist_tight, "q_drift": q})
+        print(f"  {tag}: GD η = {eta:.3e} ({traj.stats['steps']} steps, {traj.stats['wall_time_s']:.2f} s) "
+              f"{traj.status}; max distance to flow: θ {np.max(dist['parameters']):.3e} (relative), "
+              f"h {np.max(dist['impulse_response']):.3e}, L {np.max(dist['loss']):.3e}; Q drift {q[-1]:.2e}",
+              flush=True)
+    edge_runs = []
+    for factor in EDGE_FACTORS:
+        eta = factor * edge
+        steps = gflow.log_save_steps(max(2, int(round(horizon / eta))), args.n_save)
+        traj = gflow.run_gd(loss, model0, float(eta), int(steps[-1]), save_at=steps,
+                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
+        compare = traj.status == "completed" and factor < 1.0  # above the edge GD is not expected to follow
+        dist = an.distance_to_flow(traj, flows(loss, model0, traj.ts, args.rtol, tag)) if compare else None
+        edge_runs.append({"factor": factor, "eta": float(eta), "traj": traj, "distance": dist})
+        more = (f"max relative distance to flow {np.max(dist['parameters']):.3e}" if dist is not None
+                else traj.message)
+        print(f"  {tag}: GD at {factor} × edge (η = {eta:.3e}): {traj.status}, final loss "
+              f"{float(_loss_at(loss, traj.final)):.3e}; {more}", flush=True)
+    return {"probe": probe, "sharpness": lam, "edge": edge, "etas": etas, "flow": flow, "runs": runs,
+            "edge_runs": edge_runs}
+
+
+def early_window(traj, fraction=0.9):
+    """Largest saved time at which the loss is still ≥ fraction · L(0): the gradients are about constant."""
+    keep = np.asarray(traj.loss) >= fraction * traj.loss[0]
+    return float(traj.ts[np.flatnonzero(keep)[-1]])
+
+
+def q_drift_runs(problem, args):
+    """Short GD runs from the general start, to 4 t_early with η ≤ t_early/50, resolving the early phase."""
+    loss, model0 = problem["loss"], problem["starts"]["general"]
+    r = problem["results"]["general"]
+    t_early = early_window(r["probe"])
+    eta0 = min(r["edge"] / 2.0, t_early / 50.0)
+    base = gflow.log_save_steps(int(round(4 * t_early / eta0)), args.n_save)
+    runs = []
+    for eta in eta0 / 2.0 ** np.arange(args.n_fit):
+        ratio = int(round(eta0 / eta))
+        traj = gflow.run_gd(loss, model0, float(eta), int(base[-1] * ratio), save_at=base * ratio,
+                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": "general"})
+        runs.append({"eta": float(eta), "traj": traj, "q_drift": an.balance_matrix_drift(traj)})
+    at_early = ", ".join(f"{np.interp(t_early, run['traj'].ts, run['q_drift']):.2e}" for run in runs)
+    etas = ", ".join(f"{run['eta']:.2e}" for run in runs)
+    print(f"  {problem['name']}/general: early phase t <= {t_early:.3g}; relative Q drift there {at_early} "
+          f"for η = {etas}", flush=True)
+    return t_early, runs
+
+
+def other_methods(problem, args):
+    """SGD (finite data and fresh sequences) and Adam from the symmetric start; GD's smallest-η run joins them."""
+    loss, model0 = problem["loss"], problem["starts"]["symmetric"]
+    edge = problem["results"]["symmetric"]["edge"]
+    eta_sgd = edge / 2.0
+    steps_sgd = max(2, int(round(problem["horizon"] / eta_sgd)))
+    cfg = {"study": "gd_vs_flow", "problem": problem["name"], "start": "symmetric"}
+    out = {}
+    out["SGD (N data)"] = gflow.run_sgd(problem["data"], model0, eta_sgd, steps_sgd, batch_size=args.batch,
+                                        key=jax.random.key(args.seed + 11), save_at=args.n_save, config=cfg)
+    out["SGD (fresh)"] = gflow.run_sgd(problem["fresh"], model0, eta_sgd, steps_sgd, batch_size=args.batch,
+                                       key=jax.random.key(args.seed + 12), save_at=args.n_save, config=cfg)
+    out["Adam"] = gflow.run_adam(loss, model0, args.adam_steps, lr=args.adam_lr, save_at=args.n_save, config=cfg)
+    for name, traj in out.items():
+        print(f"  {problem['name']}: {name} ({traj.stats['steps']} steps, {traj.stats['wall_time_s']:.2f} s): "
+              f"{traj.status}, final full loss {traj.loss[-1]:.3e}", flush=True)
+    return out, eta_sgd
+
+
+# ------------------------------------------------------------------------------------------------- main
+def main(argv=None):
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    problems = build_problems(args)
+    flows = FlowCache(args)
+    print(f"gd_vs_flow: k={args.k}, horizons t={args.horizon_balanced:g} (balanced), {args.horizon_memoryless:g} "
+          f"(memoryless), {args.n_eta_balanced} / {args.n_eta_memoryless} step sizes below the edge, "
+          f"rtol {args.rtol:g} (and {args.rtol / 100:g}), Adam lr {args.adam_lr:g} × {args.adam_steps} steps, "
+          f"SGD on N={args.n_data} / fresh sequences, batch {args.batch}", flush=True)
+
+    checks, results = [], {}
+    for name, problem in problems.items():
+        print(f"{name} teacher (d = {problem['d']}):", flush=True)
+        problem["results"] = {s: sweep_one_start(problem, s, args, flows) for s in STARTS}
+        problem["t_early"], problem["q_runs"] = q_drift_runs(problem, args)
+        problem["methods"], eta_sgd = other_methods(problem, args)
+        results[name] = summarize_problem(problem, args, eta_sgd, checks)
+
+    make_figures(args, problems)
+    save_trajectories(args, problems)
+    summary = write_summary(args.out, "gd_vs_flow", vars(args), checks, results, started)
+    print()
+    for name in PROBLEMS:
+        r = results[name]
+        print(f"{name}: edge 2/λ_max = {r['symmetric']['edge']:.3e} (symmetric start), "
+              f"{r['general']['edge']:.3e} (general); distance exponents θ "
+              f"{r['symmetric']['exponent_parameters']:.3f} / {r['general']['exponent_parameters']:.3f}; "
+              f"Q drift ∝ η^{r['q_drift']['eta_exponent_at_horizon']:.3f} t^{r['q_drift']['t_exponent_early']:.3f} "
+              f"(early, t ≤ {r['q_drift']['t_early']:.3g}); Adam final loss {r['methods']['Adam']['final_loss']:.3e}")
+    print_checks(checks)
+    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
+    return 0 if summary["all_passed"] else 1
+
+
+def summarize_problem(problem, args, eta_sgd, checks):
+    name, source = problem["name"], problem["source"]
+    res = problem["results"]
+    out = problem["summary"] = {"d": problem["d"], "eta_sgd": eta_sgd}
+    for start in STARTS:
+        r = res[start]
+        etas = np.asarray([run["eta"] for run in r["runs"]])
+        entry = {"edge": r["edge"], "lambda_max": float(np.max(r["sharpness"])), "etas": etas,
+                 "sharpness": r["sharpness"], "sharpness_ts": r["probe"].ts}
+        fit = slice(len(etas) - args.n_fit, None)  # the smallest step sizes: the asymptotic regime
+        for measure in ("parameters", "impulse_response", "loss"):
+            values = np.asarray([np.max(run["distance"][measure]) for run in r["runs"]])
+            scaling = an.step_size_scaling(etas, values)
+            entry[f"max_distance_{measure}"] = values
+            entry[f"exponent_{measure}"] = an.step_size_scaling(etas[fit], values[fit])["exponent"]
+            entry[f"exponent_all_eta_{measure}"] = scaling["exponent"]
+            entry[f"ratios_eta_over_half_{measure}"] = scaling["ratios"][::-1]
+        floor = max(float(np.max(np.abs(run["distance"]["parameters"] - run["distance_tight"]["parameters"])))
+                    for run in r["runs"])
+        smallest = float(np.min(entry["max_distance_parameters"]))
+        entry["tolerance_floor"] = floor
+        entry["edge_runs"] = [{"factor": e["factor"], "eta": e["eta"], "status": e["traj"].status,
+                               "message": e["traj"].message,
+                               "final_loss": float(_loss_at(problem["loss"], e["traj"].final)),
+                               "max_distance_parameters": None if e["distance"] is None
+                               else float(np.max(e["distance"]["parameters"]))} for e in r["edge_runs"]]
+        out[start] = entry
+        p = entry["exponent_parameters"]
+        checks.append(check(f"{name}/{start}: max_t distance of GD to the flow ∝ η^p, p in [0.8, 1.2] "
+                            f"(first order; {args.n_fit} smallest η)",
+                            f"{source}; GD = Euler method for the flow (seed 000 §3.1, seed 001 §3.2)", p, [0.8, 1.2],
+                            0.8 <= p <= 1.2, ratios_eta_over_half=entry["ratios_eta_over_half_parameters"],
+                            etas=etas, exponent_all_eta=entry["exponent_all_eta_parameters"]))
+        stable = [run["traj"].status for run in r["runs"]] + [r["edge_runs"][0]["traj"].status]
+        checks.append(check(f"{name}/{start}: GD at every η ≤ 0.9 × 2/max λ_max completes (stable below the edge)",
+                            "linear stability of GD: η < 2/λ_max", int(sum(s == "completed" for s in stable)),
+                            len(stable), all(s == "completed" for s in stable)))
+        checks.append(check(f"{name}/{start}: flow rtol vs rtol/100 moves the distances by <= 1% of the smallest",
+                            "tolerance check (DESIGN.md)", floor, 0.01 * smallest, floor <= 0.01 * smallest))
+
+    # Q drift from the general start: ∝ η at the horizon (main sweep), ∝ t in the early phase (short runs)
+    runs = res["general"]["runs"][-args.n_fit:]
+    p_end = an.step_size_scaling([run["eta"] for run in runs], [run["q_drift"][-1] for run in runs])["exponent"]
+    q_runs, t_early = problem["q_runs"], problem["t_early"]
+    q_args = ([run["eta"] for run in q_runs], [run["traj"].ts for run in q_runs], [run["q_drift"] for run in q_runs])
+    p_early, q_t = an.fit_drift_exponents(*q_args, t_max=t_early)
+    _, q_all = an.fit_drift_exponents(*q_args)
+    sym_q = max(float(np.nanmax(run["q_drift"])) for run in res["symmetric"]["runs"])
+    out["q_drift"] = {"eta_exponent_at_horizon": p_end, "eta_exponent_early": p_early, "t_exponent_early": q_t,
+                      "t_early": t_early, "t_exponent_to_4_t_early": q_all,
+                      "relative_drift_at_horizon": [float(run["q_drift"][-1]) for run in runs],
+                      "etas_at_horizon": [run["eta"] for run in runs], "etas_early": q_args[0],
+                      "symmetric_start_max_drift": sym_q}
+    src = "spec 000 §3.3: Q conserved by the flow, changed by O(η²) per GD step"
+    checks.append(check(f"{name}: relative Q drift at the horizon ∝ η^p, p in [0.8, 1.2] (general start, "
+                        f"{args.n_fit} smallest η)", src, p_end, [0.8, 1.2], 0.8 <= p_end <= 1.2,
+                        eta_exponent_early=p_early, predictions=["000-P2"]))
+    checks.append(check(f"{name}: Q drift ∝ t^q, q in [0.8, 1.2], while L >= 0.9 L(0) (t <= {t_early:.3g})", src,
+                        q_t, [0.8, 1.2], 0.8 <= q_t <= 1.2, t_exponent_to_4_t_early=q_all,
+                        predictions=["000-P2"]))
+
+    # methods from the symmetric start: balancedness / symmetry and final loss / extrapolation
+    loss, teacher, k = problem["loss"], problem["teacher"], args.k
+    methods = {"flow": problem["results"]["symmetric"]["flow"]}
+    methods.update({f"GD η={run['eta']:.2e}": run["traj"] for run in res["symmetric"]["runs"]})
+    methods.update(problem["methods"])
+    table = {m: method_row(traj, loss, teacher, k) for m, traj in methods.items()}
+    out["methods"] = problem["table"] = table
+    out["zero_solution_error"] = problem["zero_error"] = float(an.zero_solution_error(teacher, k))
+    gd_defect = max(max(table[m]["balance_defect"], table[m]["symmetry_defect"]) for m in table if m.startswith("GD"))
+    for label, value in (("GD (every η)", gd_defect),
+                         ("SGD (N data and fresh)", max(max(table[m]["balance_defect"], table[m]["symmetry_defect"])
+                                                        for m in table if m.startswith("SGD"))),
+                         ("Adam", max(table["Adam"]["balance_defect"], table["Adam"]["symmetry_defect"]))):
+        checks.append(check(f"{name}: {label} from A = Aᵀ, B = Cᵀ keeps max|A − Aᵀ|/max|A|, max|B − Cᵀ|/max|B| "
+                            f"<= 1e-12", f"{source}; seed 000 Lemma 6/E.6, seed 001 Thm 6.1, spec 000 §3.3 (Adam)",
+                            value, 1e-12, value <= 1e-12, predictions=["000-P1", "001-5"]))
+    return out
+
+
+def save_trajectories(args, problems):
+    folder = os.path.join(args.out, "trajectories")
+    for name, problem in problems.items():
+        r = problem["results"]["symmetric"]
+        r["flow"].save(os.path.join(folder, f"{name}_flow"))
+        r["runs"][0]["traj"].save(os.path.join(folder, f"{name}_gd_eta{r['runs'][0]['eta']:.2e}"))
+        for method, traj in problem["methods"].items():
+            traj.save(os.path.join(folder, f"{name}_{method.split()[0].lower()}"
+                                   + ("_fresh" if "fresh" in method else "")))
+
+
+def _label(ax, xlabel, ylabel, title, legend_size=7):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+
+
+def make_figures(args, problems):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    # 1. distance to the flow against time
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    for i, name in enumerate(PROBLEMS):
+        for j, start in enumerate(STARTS):
+            ax, r = axes[i, j], problems[name]["results"][start]
+            colors = plt.cm.viridis(np.linspace(0, 0.85, len(r["runs"])))
+            for c, run in zip(colors, r["runs"]):
+                ts, dist = run["traj"].ts[1:], run["distance"]["parameters"][1:]
+                ax.loglog(ts, dist, color=c, label=f"GD η = {run['eta']:.2e}")
+            for e in r["edge_runs"]:
+                if e["distance"] is not None:
+                    ax.loglog(e["traj"].ts[1:], e["distance"]["parameters"][1:], "--", color="tab:red",
+                              label=f"GD η = {e['factor']} × edge")
+            _label(ax, "t (= η · step)", "‖θ_GD(t) − θ_flow(t)‖ / max ‖θ_flow‖",
+                   f"{name} teacher, {start} start (edge 2/λ_max = {r['edge']:.2e})")
+    fig.tight_layout()
+    save_figure(fig, args.out, "distance_to_flow.png")
+
+    # 2. step-size scaling
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, name in zip(axes, PROBLEMS):
+        for start, marker in zip(STARTS, ("o", "s")):
+            entry = problems[name]["summary"][start]
+            for measure, ls in (("parameters", "-"), ("impulse_response", "--"), ("loss", ":")):
+                ax.loglog(entry["etas"], entry[f"max_distance_{measure}"], marker + ls,
+                          label=f"{start}: {measure} (slope {entry[f'exponent_{measure}']:.2f})")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels of a short decade overlap
+        _label(ax, "step size η", "max_t distance to the flow",
+               f"{name} teacher: distance to the flow against η\n(slopes fitted on the {args.n_fit} smallest η)")
+    fig.tight_layout()
+    save_figure(fig, args.out, "step_size_scaling.png")
+
+    # 3. Q drift
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, name in zip(axes, PROBLEMS):
+        p = problems[name]
+        for run in p["results"]["general"]["runs"]:
+            ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], lw=1, label=f"η = {run['eta']:.2e}")
+        for run in p["q_runs"]:
+            ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], "--", lw=1.5,
+                      label=f"short run η = {run['eta']:.2e}")
+        run = p["q_runs"][-1]
+        ts = run["traj"].ts[1:]
+        ax.loglog(ts, run["q_drift"][1] / run["eta"] * ts / ts[0], "k:", label="∝ t")
+        ax.axvline(p["t_early"], color="gray", lw=0.8)
+        _label(ax, "t", "relative drift of Q, divided by η",
+               f"{name} teacher, general start: Q drift / η\n(curves collapse: ∝ η; gray: end of the early phase)",
+               legend_size=6)
+    fig.tight_layout()
+    save_figure(fig, args.out, "q_drift.png")
+
+    # 4. final loss and extrapolation error per method
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    for j, name in enumerate(PROBLEMS):
+        rows = problems[name]["table"]
+        labels = list(rows)
+        for i, (field, title) in enumerate((("final_loss", "final population loss"),
+                                            ("extrapolation_error", "extrapolation error (ℓ∞ tail, j ∈ [k, 100))"))):
+            ax = axes[i, j]
+            ax.bar(range(len(labels)), [max(rows[m][field], 1e-300) for m in labels], color="tab:blue")
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(labels)))
+            ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=7)
+            if field == "extrapolation_error":
+                ax.axhline(problems[name]["zero_error"], color="k", ls="--", label="zero solution")
+                ax.legend(fontsize=7)
+            ax.set_title(f"{name} teacher, symmetric start:\n{title}")
+    fig.tight_layout()
+    save_figure(fig, args.out, "methods.png")
+
+    # 5. sharpness along the flow
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, name in zip(axes, PROBLEMS):
+        for start, color in zip(STARTS, ("tab:blue", "tab:orange")):
+            r = problems[name]["results"][start]
+            ax.loglog(r["probe"].ts[1:], r["sharpness"][1:], color=color, label=f"{start} start: λ_max(t)")
+            for eta in list(r["etas"]) + [e["eta"] for e in r["edge_runs"]]:
+                ax.axhline(2.0 / eta, ls=":", lw=0.7, color=color)
+        _label(ax, "t", "λ_max(∇²L(θ_flow(t)))",
+               f"{name} teacher: sharpness along the flow\n(dotted: 2/η of every GD run; stable below)")
+    fig.tight_layout()
+    save_figure(fig, args.out, "sharpness.png")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

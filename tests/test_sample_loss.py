@@ -1,0 +1,91 @@
+"""SampleLoss: the population loss of a nonlinear RNN on a fixed sample: equals the direct mean, residuals give
+L = ‖r‖², its Monte-Carlo standard error falls like N^{-1/2}, supervised steps, SGD minibatches, bad input."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gflow
+from gflow import GflowInputError
+
+key = jax.random.key
+T, H, N = 5, 3, 40  # the sizes of the other nonlinear tests: each new shape costs compilations
+
+
+@pytest.fixture(scope="module")
+def student():
+    return gflow.gru(key(0), H)
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    return gflow.gru(key(1), H)
+
+
+def test_loss_is_the_direct_mean_of_squared_errors(student, teacher):
+    loss = gflow.SampleLoss.from_teacher(key(2), teacher, N, T, steps=[2, 5], convention="half")
+    x = gflow.gaussian_sequences(key(2), N, T)  # the default sampler with the same key
+    np.testing.assert_array_equal(loss.inputs, x)
+    err = np.asarray(jax.vmap(student)(x) - jax.vmap(teacher)(x))
+    direct = 0.5 * np.mean(err[:, 1] ** 2 + err[:, 4] ** 2)
+    assert float(loss(student)) == pytest.approx(direct, rel=1e-13)
+    r = loss.residuals(student)
+    assert r.shape == (N * T,) and float(r @ r) == pytest.approx(direct, rel=1e-13)
+    assert float(jnp.mean(loss.per_sequence(student))) == pytest.approx(direct, rel=1e-13)
+    assert float(loss(teacher)) == 0.0
+
+
+def test_standard_error_shrinks_like_one_over_root_n(student, teacher):
+    loss = gflow.SampleLoss.from_teacher(key(3), teacher, 1600, T)
+    parts = [eqx.tree_at(lambda l: (l.inputs, l.labels), loss, (loss.inputs[i::16], loss.labels[i::16]))
+             for i in range(16)]  # 16 disjoint samples of 100
+    standard_error = eqx.filter_jit(lambda part, model: part.standard_error(model))  # compiled once per size
+    small = np.mean([float(standard_error(part, student)) for part in parts])
+    assert small / float(standard_error(loss, student)) == pytest.approx(4.0, rel=0.25)  # √(1600/100)
+
+
+def test_standard_error_is_the_sample_std_over_root_n(student, teacher):
+    loss = gflow.SampleLoss.from_teacher(key(3), teacher, N, T, steps="last")
+    per = np.asarray(loss.per_sequence(student))
+    assert float(loss.standard_error(student)) == pytest.approx(np.std(per, ddof=1) / np.sqrt(N), rel=1e-12)
+
+
+def test_steps_select_the_supervised_outputs():
+    x = np.zeros((2, 4))
+    assert list(gflow.SampleLoss(x, x, steps="last").step_weights) == [0, 0, 0, 1]
+    assert list(gflow.SampleLoss(x, x, steps=range(3, 5)).step_weights) == [0, 0, 1, 1]
+    assert list(gflow.SampleLoss(x, x).step_weights) == [1, 1, 1, 1]
+
+
+def test_minibatches_for_sgd(student, teacher):
+    loss = gflow.SampleLoss.from_teacher(key(4), teacher, N, T)
+    state = loss.minibatch_init(key(5), 4)
+    batch, _ = loss.minibatch(state, 0, 4)
+    assert isinstance(batch, gflow.SampleLoss) and batch.n == 4 and loss.full_loss is loss
+    traj = gflow.run_sgd(loss, student, 0.05, 20, batch_size=4, key=key(6), save_at=np.arange(21), progress=False)
+    assert traj.status == "completed" and traj.loss[-1] < traj.loss[0]
+
+
+def raises_naming(name):
+    return pytest.raises(GflowInputError, match=f"`{name}`")
+
+
+def test_bad_input(student, teacher):
+    x = np.zeros((3, 4))
+    with raises_naming("labels"):
+        gflow.SampleLoss(x, np.zeros((3, 5)))
+    with raises_naming("steps"):
+        gflow.SampleLoss(x, x, steps=[0, 2])
+    with raises_naming("steps"):
+        gflow.SampleLoss(x, x, steps="first")
+    with raises_naming("convention"):
+        gflow.SampleLoss(x, x, convention="mean")
+    with raises_naming("teacher"):
+        gflow.SampleLoss.from_teacher(key(0), 3.0, 4, 4)
+    with raises_naming("sampler"):
+        gflow.SampleLoss.from_teacher(key(0), teacher, 4, 4, sampler=lambda k, n, t: jnp.zeros((n, t + 1)))
+    vector = gflow.SampleLoss(x, np.zeros((3, 4, 2)))
+    with pytest.raises(GflowInputError, match="do not match"):
+        vector(eqx.tree_at(lambda m: m.c0, student, student.c0))

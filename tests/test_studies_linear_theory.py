@@ -1,0 +1,145 @@
+"""Pieces of studies/moment_pairs.py and studies/memoryless.py, and the teacher constructors they use.
+
+The two studies take longer than 30 s in quick mode (several compiled batched flows), so their pieces are tested
+here instead of a full smoke run: the constructors (seed 000 Lemma A.1, Prop. 3), the loss-identity helper, the
+Cayley–Hamilton bound of Theorem 4.1's proof, the Q-based prediction of ‖B − Cᵀ‖, and the closed-form Lemma 6.3 part.
+"""
+
+import os
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import gflow
+from gflow import analysis as an, initializers, teachers
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
+import memoryless  # noqa: E402
+import moment_pairs  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------ moment-matched pairs
+def test_moment_matched_pair_is_the_spec_pair():
+    """spec 000 §1.4e: Â = diag(−1/2, 1/2), B̂ = (√.5, √.5) and Â = diag(−1/4, 1), B̂ = (√.8, √.2)."""
+    t1, t2 = teachers.moment_matched_pair()
+    np.testing.assert_allclose(t1.A, [-0.5, 0.5])
+    np.testing.assert_allclose(t2.A, [-0.25, 1.0])
+    np.testing.assert_allclose(np.asarray(t1.B) ** 2, [0.5, 0.5], rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(t2.B) ** 2, [0.8, 0.2], rtol=1e-14)
+    np.testing.assert_allclose(t1.impulse_response(4), [1, 0, 0.25, 0], atol=1e-15)
+    np.testing.assert_allclose(t2.impulse_response(4), [1, 0, 0.25, 0.1875], atol=1e-15)
+    for t in (t1, t2):
+        assert t.structure == "diagonal" and np.array_equal(np.asarray(t.B), np.asarray(t.C))
+
+
+@pytest.mark.parametrize("d_hat", [1, 3, 4])
+def test_moment_matched_pair_general_d_hat(d_hat):
+    t1, t2 = teachers.moment_matched_pair(d_hat)
+    w1, w2 = np.asarray(t1.impulse_response(2 * d_hat + 2)), np.asarray(t2.impulse_response(2 * d_hat + 2))
+    np.testing.assert_allclose(w1[: 2 * d_hat - 1], w2[: 2 * d_hat - 1], atol=1e-14)
+    assert abs(w1[2 * d_hat - 1] - w2[2 * d_hat - 1]) > 1e-4
+    assert w1[0] == pytest.approx(1.0) and w2[0] == pytest.approx(1.0)  # non-degenerate, Ĉ B̂ = 1
+    assert t1.d == t2.d == d_hat and np.max(np.abs(t1.A)) <= 1 and np.max(np.abs(t2.A)) <= 1
+
+
+def test_moment_matched_pair_bad_input():
+    with pytest.raises(gflow.GflowInputError, match="2·d_hat"):
+        teachers.moment_matched_pair(2, atoms=[0.1, 0.2, 0.3])
+    with pytest.raises(gflow.GflowInputError, match="distinct"):
+        teachers.moment_matched_pair(2, atoms=[0.1, 0.1, 0.3, 0.4])
+    with pytest.raises(gflow.GflowInputError, match="stable"):
+        teachers.moment_matched_pair(2, atoms=[0.1, 0.2, 0.3, 1.4])
+
+
+# ------------------------------------------------------------------------------------ Vandermonde student
+def test_vandermonde_student_zero_loss_and_prescribed_tail():
+    teacher = teachers.balanced(jax.random.key(0), 3)
+    k, d = 4, 9
+    tail = np.linspace(-2.0, 2.0, d - k)
+    student = teachers.vandermonde_student(teacher, k, d, tail_values=tail, key=jax.random.key(1))
+    assert student.structure == "symmetric"
+    assert float(gflow.PopulationLoss(teacher, k)(student)) < 1e-24
+    np.testing.assert_allclose(np.asarray(student.impulse_response(d))[k:], tail, atol=1e-10)
+    # default tail: the teacher's IR + 1
+    default = teachers.vandermonde_student(teacher, k, d)
+    err = np.asarray(default.impulse_response(d)) - np.asarray(teacher.impulse_response(d))
+    np.testing.assert_allclose(err[k:], 1.0, atol=1e-10)
+    np.testing.assert_allclose(err[:k], 0.0, atol=1e-12)
+
+
+def test_vandermonde_student_bad_input():
+    teacher = teachers.balanced(jax.random.key(0), 2)
+    with pytest.raises(gflow.GflowInputError, match="d > k"):
+        teachers.vandermonde_student(teacher, 5, 5)
+    with pytest.raises(gflow.GflowInputError, match="tail_values"):
+        teachers.vandermonde_student(teacher, 3, 6, tail_values=[1.0, 2.0])
+    with pytest.raises(gflow.GflowInputError, match="distinct"):
+        teachers.vandermonde_student(teacher, 3, 5, eigenvalues=[0.1, 0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(gflow.GflowInputError, match="SISO"):
+        teachers.vandermonde_student(teachers.memoryless(np.eye(2)), 2, 4)
+
+
+# ------------------------------------------------------------------------------------ study pieces
+def test_pair_identity_helper():
+    students = moment_pairs.random_students(jax.random.key(0), 6, 4)
+    assert set(students) == set(moment_pairs.KINDS)
+    worst, gap = moment_pairs.pair_identity(teachers.moment_matched_pair(), students, 2)
+    assert worst <= 1e-12 and gap > 1e-6
+
+
+def test_study_argument_errors():
+    with pytest.raises(SystemExit):
+        moment_pairs.parse_args(["--prop3-d", "5", "--prop3-k", "6"])
+    with pytest.raises(SystemExit):
+        memoryless.parse_args(["--k", "2"])
+    with pytest.raises(SystemExit):
+        memoryless.parse_args(["--w", "-1"])
+    args = memoryless.parse_args(["--quick"])
+    assert args.seeds == 2 and args.t1 == 1e6 and args.fig4_eps == [0.1, 0.01]
+
+
+def test_cayley_hamilton_bound_holds_and_is_exact_on_recursion():
+    model = initializers.gaussian(jax.random.key(3), 4, scale=0.7)
+    k, H = 6, 40
+    tails, bound = memoryless.cayley_hamilton_bound(model, k, H)
+    assert tails.shape == bound.shape == (H - k,)
+    assert np.all(tails <= bound * (1 + 1e-9))
+    # one-dimensional A = a: the recursion is h_j = a h_{j−1}, so the bound is exact
+    one = gflow.LinearRNN(np.array([[0.8]]), np.array([1.0]), np.array([2.0]))
+    tails, bound = memoryless.cayley_hamilton_bound(one, 3, 12)
+    np.testing.assert_allclose(tails, bound, rtol=1e-13)
+
+
+def test_predicted_balance_gap_is_an_identity():
+    """‖B − Cᵀ‖ from h_0 = C B, tr(BBᵀ − CᵀC) and ‖BBᵀ − CᵀC‖_F (spec 001 §3.5) equals the direct value."""
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        b = rng.normal(size=5)
+        c = b + 0.1 * rng.normal(size=5)
+        M = np.outer(b, b) - np.outer(c, c)
+        pred = memoryless.predicted_balance_gap(b @ c, np.trace(M), np.linalg.norm(M))
+        assert pred == pytest.approx(np.linalg.norm(b - c), rel=1e-8)
+    b = rng.normal(size=4)
+    assert memoryless.predicted_balance_gap(-(b @ b), 0.0, 0.0) == pytest.approx(0.0, abs=1e-7)  # B = −Cᵀ branch
+
+
+def test_starts_of_the_memoryless_study():
+    sym = memoryless.symmetric_start(0, 6, 1.0, structure="general")
+    assert sym.structure == "general"
+    assert float(an.symmetry_defect(sym)) == 0.0 and float(an.balance_defect(sym)) == 0.0
+    ident = memoryless.fig4_start("identity", 0.01, 0, 6)
+    assert np.linalg.norm(np.asarray(ident.A) - np.eye(6)) < 0.1
+    iid = memoryless.fig4_start("iid", 0.01, 0, 6)
+    assert np.linalg.norm(np.asarray(iid.A)) < 0.1 and float(an.balance_defect(iid)) > 0.1
+
+
+def test_lemma63_part_checks_pass():
+    args = memoryless.parse_args(["--quick"])
+    checks, results = [], {}
+    memoryless.part_lemma63(args, teachers.memoryless(args.w), checks, results)
+    assert len(checks) == 4
+    failed = [c["claim"] for c in checks if not c["passed"]]
+    assert not failed, failed
+    assert results["lemma63"]["growth_rate"] == pytest.approx(2 * np.log(args.lemma63_lambda), rel=1e-3)

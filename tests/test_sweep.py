@@ -1,0 +1,210 @@
+"""gflow.sweep: grid expansion, batching by shape, atomic run folders, resuming, bad input."""
+
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+
+import gflow
+import gflow.sweep as sweep_module
+from gflow import initializers, teachers
+
+T1, SAVES = 10.0, 25
+GRID = {"k": [3, 5], "seed": [0, 1]}
+
+
+def build(k, seed, scale=0.3):
+    """A small problem: balanced teacher d̂ = 3, general student d = 4."""
+    teacher = teachers.balanced(jax.random.key(0), 3)
+    return gflow.PopulationLoss(teacher, k), initializers.gaussian(jax.random.key(seed), 4, scale=scale)
+
+
+def final_loss(traj, config):
+    return {"final_loss": np.asarray(traj.loss[-1]), "k_times_two": np.asarray(2 * config["k"])}
+
+
+def sweep(out, **kwargs):
+    kwargs.setdefault("save_at", SAVES)
+    kwargs.setdefault("progress", False)
+    return gflow.run_sweep(kwargs.pop("grid", GRID), build, str(out), t1=T1, **kwargs)
+
+
+@pytest.fixture
+def count_flows(monkeypatch):
+    """Counts the flows the sweep integrates (and the solve_flows calls)."""
+    counts = {"flows": 0, "calls": 0}
+    real = sweep_module.solve_flows
+
+    def counting(losses, models0, *args, **kwargs):
+        counts["flows"] += len(losses)
+        counts["calls"] += 1
+        return real(losses, models0, *args, **kwargs)
+
+    monkeypatch.setattr(sweep_module, "solve_flows", counting)
+    return counts
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted sweep, batched (all four flows in one call)."""
+    return sweep(tmp_path_factory.mktemp("reference"), record=final_loss)
+
+
+# ------------------------------------------------------------------------------------------------ grid
+
+
+def test_expand_grid_product_order_and_fixed_values():
+    configs = gflow.expand_grid({"k": [4, 8], "seed": (0, 1, 2), "scale": 1e-3})
+    assert len(configs) == 6
+    assert configs[0] == {"k": 4, "seed": 0, "scale": 1e-3}
+    assert configs[1] == {"k": 4, "seed": 1, "scale": 1e-3}
+    assert configs[-1] == {"k": 8, "seed": 2, "scale": 1e-3}
+
+
+def test_expand_grid_union_duplicates_and_list_values():
+    configs = gflow.expand_grid([{"k": [4, 8], "seed": 0}, {"k": 8, "seed": 0}, {"k": 9, "seed": 1}])
+    assert configs == [{"k": 4, "seed": 0}, {"k": 8, "seed": 0}, {"k": 9, "seed": 1}]
+    configs = gflow.expand_grid({"levels": [[1e-4, 1e-8]], "k": [1, 2]})
+    assert configs == [{"levels": [1e-4, 1e-8], "k": 1}, {"levels": [1e-4, 1e-8], "k": 2}]
+
+
+@pytest.mark.parametrize("grid, match", [
+    ({}, "empty"),
+    ([], "empty"),
+    ({"k": []}, "axis 'k' is empty"),
+    ({"not a name": [1]}, "identifier"),
+    ("k=4", "dict"),
+    ([{"k": 1}, 3], "entry 1"),
+    ({"k": [object()]}, "JSON"),
+    ({"k": [float("nan")]}, "JSON"),
+])
+def test_expand_grid_bad_input(grid, match):
+    with pytest.raises(gflow.GflowInputError, match=match):
+        gflow.expand_grid(grid)
+
+
+def test_run_sweep_bad_input(tmp_path):
+    with pytest.raises(gflow.GflowInputError, match="empty"):
+        sweep(tmp_path, grid={})
+    with pytest.raises(gflow.GflowInputError, match=r"unknown grid key\(s\) \['kk'\].*accepts \['k', 'seed', 'scale'\]"):
+        sweep(tmp_path, grid={"kk": [3], "seed": [0]})
+    with pytest.raises(gflow.GflowInputError, match="does not fit"):
+        sweep(tmp_path, grid={"k": [3]})  # seed has no default
+    with pytest.raises(gflow.GflowInputError, match=r"unknown solve option\(s\) \['rtoll'\]"):
+        sweep(tmp_path, rtoll=1e-6)
+    with pytest.raises(gflow.GflowInputError, match="batch_size"):
+        sweep(tmp_path, batch_size=0)
+    with pytest.raises(gflow.GflowInputError, match="build"):
+        gflow.run_sweep(GRID, "not callable", str(tmp_path), t1=T1)
+    with pytest.raises(gflow.GflowInputError, match="record"):
+        sweep(tmp_path, record=42)
+    with pytest.raises(gflow.GflowInputError, match=r"\(loss, model0\)"):
+        gflow.run_sweep({"x": [1]}, lambda x: 42, str(tmp_path), t1=T1, progress=False)
+    with pytest.raises(gflow.GflowInputError, match="no sweep"):
+        gflow.load_sweep(str(tmp_path / "nothing"))
+
+
+# ------------------------------------------------------------------------------------------------ runs
+
+
+def test_sweep_runs_and_records(reference):
+    assert [r.config for r in reference] == [{"k": k, "seed": s, "scale": 0.3} for k in (3, 5) for s in (0, 1)]
+    for run in reference:
+        assert run.computed and run.status == "completed"
+        assert run.ts.shape == run.loss.shape == (SAVES,)
+        assert run.record["final_loss"] == run.loss[-1]
+        assert int(run.record["k_times_two"]) == 2 * run.config["k"]
+        assert run.loss[-1] < 0.1 * run.loss[0]
+        assert os.path.basename(run.path).startswith(f"k={run.config['k']}_seed={run.config['seed']}_scale=0.3-")
+        # the final model is stored and is what the flow produced (its loss at the run's own k)
+        _, model0 = build(**run.config)
+        loss = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 3), run.config["k"])
+        assert float(loss(run.final)) == pytest.approx(run.loss[-1], rel=1e-10, abs=1e-300)
+        assert type(run.final) is type(model0)
+        with open(os.path.join(run.path, "run.json")) as f:
+            meta = json.load(f)
+        assert meta["identity"]["solve"]["t1"] == T1 and meta["flow_config"]["k"] == run.config["k"]
+
+
+def test_one_shape_group_padded_into_one_batch(tmp_path, count_flows, reference):
+    runs = sweep(tmp_path, record=final_loss)
+    assert count_flows == {"flows": 4, "calls": 1}  # k = 3 and k = 5 padded to one shape
+    for a, b in zip(runs, reference):
+        np.testing.assert_array_equal(a.arrays["final_params"], b.arrays["final_params"])
+
+
+def test_batched_equals_one_by_one(tmp_path, count_flows, reference):
+    runs = sweep(tmp_path, batch_size=1, record=final_loss)
+    assert count_flows == {"flows": 4, "calls": 4}
+    for a, b in zip(runs, reference):
+        np.testing.assert_allclose(a.arrays["final_params"], b.arrays["final_params"], rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(a.loss, b.loss, rtol=1e-9, atol=1e-15)
+        np.testing.assert_array_equal(a.ts, b.ts)
+
+
+def test_resume_after_interruption(tmp_path, count_flows, reference):
+    done = []
+
+    def interrupt_after_two(run):
+        done.append(run.name)
+        if len(done) == 2:
+            raise KeyboardInterrupt("simulated interruption")
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=interrupt_after_two)
+    assert count_flows["flows"] == 2
+    assert len(gflow.load_sweep(str(tmp_path))) == 2
+
+    seen = []
+    runs = sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=lambda r: seen.append(r.name))
+    assert count_flows["flows"] == 4  # only the two missing runs were integrated
+    assert len(seen) == 2 and not set(seen) & set(done)
+    assert [r.computed for r in runs] == [False, False, True, True]
+    for a, b in zip(runs, reference):
+        np.testing.assert_allclose(a.arrays["final_params"], b.arrays["final_params"], rtol=1e-10, atol=1e-13)
+        assert a.record["final_loss"] == pytest.approx(float(b.record["final_loss"]), rel=1e-9)
+
+    again = sweep(tmp_path, batch_size=1, record=final_loss)  # everything on disk: nothing to do
+    assert count_flows["flows"] == 4 and not any(r.computed for r in again)
+
+
+def test_corrupt_and_partial_runs_are_recomputed(tmp_path, count_flows):
+    first = sweep(tmp_path, record=final_loss)
+    assert count_flows["flows"] == 4
+    with open(os.path.join(first[0].path, "arrays.npz"), "r+b") as f:  # truncated arrays
+        f.truncate(100)
+    os.remove(os.path.join(first[1].path, "run.json"))  # killed before its metadata was written
+    with open(os.path.join(first[2].path, "final.pkl"), "ab") as f:  # a file changed after the run was written
+        f.write(b"junk")
+    stale = os.path.join(tmp_path, "runs", ".tmp-999999999-k=3_seed=0")  # a dead process's temporary folder
+    os.makedirs(stale)
+    runs = sweep(tmp_path, record=final_loss, batch_size=1)
+    assert count_flows["flows"] == 7
+    assert [r.computed for r in runs] == [True, True, True, False]
+    assert not os.path.exists(stale)
+    for a, b in zip(runs, first):
+        np.testing.assert_array_equal(a.arrays["final_params"], b.arrays["final_params"])
+    assert len(gflow.load_sweep(str(tmp_path))) == 4
+
+
+def test_extending_the_grid_reuses_finished_runs(tmp_path, count_flows, reference):
+    sweep(tmp_path, grid={"k": [3, 5], "seed": [0]}, batch_size=1, record=final_loss)
+    runs = sweep(tmp_path, batch_size=1, record=final_loss)  # the full grid: two more seeds
+    assert count_flows["flows"] == 4 and [r.computed for r in runs] == [False, True, False, True]
+    for a, b in zip(runs, reference):
+        np.testing.assert_allclose(a.arrays["final_params"], b.arrays["final_params"], rtol=1e-10, atol=1e-13)
+
+
+def test_changed_options_are_new_runs_and_trajectories_are_kept(tmp_path, count_flows):
+    grid = {"k": [5], "seed": [0]}
+    a = sweep(tmp_path, grid=grid, batch_size=1)
+    b = sweep(tmp_path, grid=grid, batch_size=1, rtol=1e-6, keep_trajectory=True)
+    assert count_flows["flows"] == 2 and a[0].name != b[0].name
+    traj = b[0].trajectory()
+    assert traj.params.shape[0] == SAVES and traj.status == "completed"
+    np.testing.assert_array_equal(traj.loss, b[0].loss)
+    with pytest.raises(gflow.GflowInputError, match="without its trajectory"):
+        a[0].trajectory()
+    assert {r.name for r in gflow.load_sweep(str(tmp_path))} == {a[0].name, b[0].name}
