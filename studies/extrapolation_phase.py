@@ -74,6 +74,10 @@ SHORTLY_AFTER = 5  # Fig. 6, k = 18: the ε = 0.1 horizon lies in [18, 18 + SHOR
 TOLERANCE_AGREEMENT = 0.1  # the Fig. 5 errors agree within 10 % between rtol and rtol/100
 
 
+# The testable predictions of spec 000 §6 that each panel checks (ids of studies/_predictions.py).
+PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-P12"], "fig3b": ["000-P12"]}
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -145,7 +149,7 @@ def panel_checks(name, table, args):
     lo, hi, ratio = xs.contrast(table["error"][-1], table["k"], kc)
     checks = [check(f"{name}: median error for k < 2d̂ = {kc} is ≥ {CONTRAST_FACTOR:g}× that for k > {kc} "
                     f"(at L ≤ {args.levels[-1]:g})", src, ratio, CONTRAST_FACTOR, ratio >= CONTRAST_FACTOR,
-                    median_below=lo, median_above=hi)]
+                    median_below=lo, median_above=hi, predictions=PANEL_PREDICTIONS[name])]
     result = {"median_below": lo, "median_above": hi, "contrast": ratio}
     # seed 000 App. C.3: non-extrapolating = worse than the all-zero solution (vacuous where the teacher's tail is 0)
     worse = table["error"][-1] > table["zero"]
@@ -155,7 +159,7 @@ def panel_checks(name, table, args):
         above = table["k"] > kc
         rel = float(np.median(table["error"][-1][above] / table["zero"][above]))
         checks.append(check(f"fig3b: for k > {kc} the students beat the all-zero solution: median error / "
-                            f"zero-solution error < 1", f"{src}; criterion of App. C.3", rel, 1.0, rel < 1.0))
+                            f"zero-solution error < 1", f"{src}; criterion of App. C.3", rel, 1.0, rel < 1.0, predictions=["000-P12"]))
         result["median_error_over_zero_above"] = rel
     if name == "fig1a":
         above = np.array([xs.contrast(table["error"][i], table["k"], kc)[1] for i in range(len(args.levels))])
@@ -167,12 +171,12 @@ def panel_checks(name, table, args):
                   f"{SHARPENING_FACTOR:g}× from L ≤ {args.levels[0]:g} to L ≤ {args.levels[-1]:g}",
                   f"{SOURCE}, Fig. 1(a) caption ('gradual transition … not reaching an exact global minimum'), "
                   f"Thm 8, spec 000 §6 P10", float(fall), SHARPENING_FACTOR, monotone and fall >= SHARPENING_FACTOR,
-                  median_above_per_level=above, monotone=monotone),
+                  median_above_per_level=above, monotone=monotone, predictions=["000-P10", "000-P7", "000-P6"]),
             check("fig1a: the transition sharpens: below/above contrast at the lowest level exceeds the one at the "
                   "highest", f"{SOURCE}, Fig. 1(a), spec 000 §6 P10", float(contrasts[-1]), float(contrasts[0]),
-                  contrasts[-1] > contrasts[0], contrast_per_level=contrasts),
+                  contrasts[-1] > contrasts[0], contrast_per_level=contrasts, predictions=["000-P10"]),
             check(f"fig1a: median error for k < {kc} stays ≥ {HIGH_BELOW:g} at L ≤ {args.levels[-1]:g}",
-                  f"{SOURCE}, Fig. 1(a), Cor. A.2", lo, HIGH_BELOW, lo >= HIGH_BELOW),
+                  f"{SOURCE}, Fig. 1(a), Cor. A.2", lo, HIGH_BELOW, lo >= HIGH_BELOW, predictions=["000-P10"]),
         ]
         result.update(median_above_per_level=above, contrast_per_level=contrasts)
     return checks, result
@@ -198,10 +202,10 @@ def figure5_checks(runs, table, args):
         results[f"k{k}_error"] = err
         if k == 20:
             checks.append(check(f"fig5: the k = 20 students extrapolate: median relative tail error ≤ {EXTRAPOLATES:g}",
-                                src, float(np.median(err)), EXTRAPOLATES, np.median(err) <= EXTRAPOLATES))
+                                src, float(np.median(err)), EXTRAPOLATES, np.median(err) <= EXTRAPOLATES, predictions=["000-P14"]))
             continue
         checks.append(check(f"fig5: the k = 10 students do not: median relative tail error ≥ {FAILS:g}", src,
-                            float(np.median(err)), FAILS, np.median(err) >= FAILS))
+                            float(np.median(err)), FAILS, np.median(err) >= FAILS, predictions=["000-P14"]))
         horizons, ends = [], []
         for r in runs:
             if r.config["k"] != 10:
@@ -215,9 +219,9 @@ def figure5_checks(runs, table, args):
         results.update(k10_tracking_horizon=horizons, k10_end_of_horizon=ends)
         checks += [
             check(f"fig5: k = 10 tracks the teacher beyond the training window: median horizon with "
-                  f"|h_j − w_j| ≤ {TRACK_EPS:g}·max|w| is ≥ 12", src, med_h, 12, med_h >= 12, per_seed=horizons),
+                  f"|h_j − w_j| ≤ {TRACK_EPS:g}·max|w| is ≥ 12", src, med_h, 12, med_h >= 12, per_seed=horizons, predictions=["000-P14"]),
             check("fig5: k = 10 then decays to zero: median max |h_j| over the last 10 lags ≤ 0.1·max|w|", src,
-                  med_end, 0.1, med_end <= 0.1, per_seed=ends),
+                  med_end, 0.1, med_end <= 0.1, per_seed=ends, predictions=["000-P14"]),
         ]
     return checks, results
 
@@ -259,13 +263,13 @@ def figure6_checks(runs, table, args):
                         float(np.median(res[18]["tail_error"])), float(np.median(res[20]["tail_error"])))
     checks = [
         check(f"fig6: k = 8 (all-zero targets) gives the zero solution: median max_j |h_j| ≤ {ZERO_SOLUTION:g}",
-              src, z, ZERO_SOLUTION, z <= ZERO_SOLUTION, per_seed=res[8]["max_abs_h"]),
+              src, z, ZERO_SOLUTION, z <= ZERO_SOLUTION, per_seed=res[8]["max_abs_h"], predictions=["000-P11"]),
         check(f"fig6: k = 18 fails shortly after step 18: median ε = 0.1 horizon in [18, {18 + SHORTLY_AFTER}]",
-              src, q18, [18, 18 + SHORTLY_AFTER], 18 <= q18 <= 18 + SHORTLY_AFTER, per_seed=res[18]["horizon_eps0.1"]),
+              src, q18, [18, 18 + SHORTLY_AFTER], 18 <= q18 <= 18 + SHORTLY_AFTER, per_seed=res[18]["horizon_eps0.1"], predictions=["000-P11"]),
         check(f"fig6: k = 18 fails: median relative tail error ≥ {FAILS:g}", src, e18, FAILS, e18 >= FAILS,
-              per_seed=res[18]["tail_error"]),
+              per_seed=res[18]["tail_error"], predictions=["000-P11"]),
         check(f"fig6: k = 20 extrapolates: median relative tail error ≤ {EXTRAPOLATES:g}", src, e20, EXTRAPOLATES,
-              e20 <= EXTRAPOLATES, per_seed=res[20]["tail_error"]),
+              e20 <= EXTRAPOLATES, per_seed=res[20]["tail_error"], predictions=["000-P11"]),
     ]
     return checks, {str(k): v for k, v in res.items()}
 
@@ -283,7 +287,7 @@ def tolerance_check(args, table):
     rtol = panel_rtol("fig1a", args)
     return check(f"fig5 errors at L ≤ {args.levels[-1]:g} agree within {100 * TOLERANCE_AGREEMENT:g}% between rtol "
                  f"{rtol:g} and {rtol / 100:g}", "tolerance check (DESIGN.md)", worst, TOLERANCE_AGREEMENT,
-                 worst <= TOLERANCE_AGREEMENT, relative_differences=diffs), {"relative_differences": diffs}
+                 worst <= TOLERANCE_AGREEMENT, relative_differences=diffs, predictions=["000-P14"]), {"relative_differences": diffs}
 
 
 def main(argv=None):

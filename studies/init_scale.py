@@ -113,11 +113,11 @@ def main(argv=None):
     crit_up = crit[1:] >= crit[:-1]  # inf ≥ inf holds (np.diff would give NaN)
     checks = [
         check("mean over k of the median error does not decrease from one init scale to the next (P13)", SOURCE,
-              float(np.min(mean_steps)), 0.0, bool(np.all(mean_steps >= 0)), mean_error_per_scale=means),
+              float(np.min(mean_steps)), 0.0, bool(np.all(mean_steps >= 0)), mean_error_per_scale=means, predictions=["000-P13"]),
         check(f"critical k (median error ≤ {EXTRAPOLATES:g} from there on) does not decrease with the init scale",
-              SOURCE, crit, "non-decreasing", bool(np.all(crit_up)), critical_k_per_scale=crit),
+              SOURCE, crit, "non-decreasing", bool(np.all(crit_up)), critical_k_per_scale=crit, predictions=["000-P13"]),
         check("critical k is larger at the largest scale than at the smallest ('requires longer training sequences')",
-              SOURCE, [float(crit[0]), float(crit[-1])], "crit[-1] > crit[0]", bool(crit[-1] > crit[0])),
+              SOURCE, [float(crit[0]), float(crit[-1])], "crit[-1] > crit[0]", bool(crit[-1] > crit[0]), predictions=["000-P13"]),
     ]
     results = {"scales": args.scales, "ks": args.ks, "median_error": medians, "mean_error_per_scale": means,
                "critical_k": crit, "fraction_reached_level": reached, "error_per_run": table["error"][0],
