@@ -60,7 +60,7 @@ PANELS = {
               "t1": 1e10, "t1_quick": 1e10, "ks_quick": [6, 20], "max_steps": 200_000,
               "rtol": 1e-8, "source": "Fig. 3(a), App. B.1.1"},
     "fig3b": {"teacher": "random_unbalanced", "teacher_dim": 5, "student": "general", "d": 50, "scale": 0.01,
-              "t1": 1e6, "t1_quick": 1e5, "ks_quick": [4, 16], "max_steps": 10_000,
+              "t1": 1e6, "t1_quick": 1e5, "ks_quick": [4, 12], "max_steps": 10_000,
               "rtol": 1e-8, "source": "Fig. 3(b), App. B.2"},
 }
 CONTRAST_FACTOR = 5.0  # "high" below 2d̂ vs "low" above: at least this ratio of medians (our threshold)
