@@ -13,7 +13,9 @@ past the time ≈ 8 τ_ε = ln(1/ε)/w0 at which W saturates and ρ_bal is small
 Reported: ρ_bal over time against t/ln(1/ε); ρ_bal(τ_ε) and min_t ρ_bal against ε with fitted log-log
 slopes next to the bound O(ε^{1/2}); the fraction of seeds for which ρ_bal(τ_ε) falls as ε falls (the paper
 claims ≥ 0.75 for d > 20); the early-phase rates of ‖B ∓ Cᵀ‖ against ∓2 w0; the drift of the conserved
-Q = AAᵀ − AᵀA + BBᵀ − CᵀC; and every ρ_bal repeated at a 100× tighter rtol.
+Q = AAᵀ − AᵀA + BBᵀ − CᵀC; and every ρ_bal repeated at a 100× tighter rtol. The sign check of Prop. 9
+(spec 000 P5) repeats the sweep with the teacher's output negated (w0 = −1): then B + Cᵀ shrinks and B − Cᵀ
+grows, so the ratio ‖B + Cᵀ‖/‖B − Cᵀ‖ plays ρ_bal's role.
 
 Example:  python studies/balance_limit.py --quick --out out/balance_limit
 """
@@ -25,6 +27,7 @@ import os
 import sys
 import time
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -54,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--init-convention", choices=initializers.CONVENTIONS, default="entries",
                    help="'entries': ε·N(0,1) (Prop. 9 main text); 'normal': N(0, ε²/n) (Lemma E.10)")
     p.add_argument("--convention", choices=("L", "half"), default="L", help="loss convention (sets the time unit)")
+    p.add_argument("--sign-seeds", type=int, default=None,
+                   help="seeds of the w0 < 0 sign check (default min(seeds, 4); 0 skips it)")
     p.add_argument("--n-save", type=int, default=241, help="saved times per run (linear in t)")
     p.add_argument("--solver", default="tsit5",
                    help="solver for gflow.solve_flow; the flow up to 12 τ_ε is not stiff, so the explicit 5th-order "
@@ -69,6 +74,10 @@ def parse_args(argv=None):
         p.error("--eps needs at least two positive scales")
     if args.seeds < 1:
         p.error("--seeds must be >= 1")
+    if args.sign_seeds is None:
+        args.sign_seeds = min(args.seeds, 4)
+    if args.sign_seeds < 0:
+        p.error("--sign-seeds must be >= 0")
     args.eps = sorted(args.eps, reverse=True)
     return args
 
@@ -104,6 +113,52 @@ def run_one(loss, model0, tau, args, rtol):
         "steps": traj.stats["steps"],
         "wall_time_s": traj.stats["wall_time_s"],
     }
+
+
+def negated_teacher(teacher):
+    """The teacher with its output negated (Ĉ → −Ĉ): every h_j, and w0 = ĈB̂, change sign."""
+    return eqx.tree_at(lambda t: t.C, teacher, -teacher.C)
+
+
+def sign_swap(teacher, args) -> dict:
+    """Prop. 9's sign dependence (spec 000 P5): for w0 < 0 the roles of B ± Cᵀ swap. Runs the ε sweep with the
+    negated teacher at the default rtol and returns ‖B + Cᵀ‖/‖B − Cᵀ‖ at τ_{ε} (|w0| in τ_ε) and the early rates."""
+    neg = negated_teacher(teacher)
+    w0 = teachers.first_markov_parameter(neg)
+    loss = gflow.PopulationLoss(neg, args.k, convention=args.convention)
+    n_eps, n_seed = len(args.eps), args.sign_seeds
+    ratio, rate_Y, rate_W = (np.full((n_eps, n_seed), np.nan) for _ in range(3))
+    for i, eps in enumerate(args.eps):
+        tau = an.balancing_time(eps, abs(w0), args.convention)
+        for s in range(n_seed):
+            model0 = initializers.gaussian(jax.random.key(1000 + s), args.d, scale=eps,
+                                           convention=args.init_convention)
+            traj, r = run_one(loss, model0, tau, args, args.rtol)
+            i_tau = int(np.argmin(np.abs(traj.ts - tau)))
+            ratio[i, s] = 1.0 / traj.diagnostics["rho_bal"][i_tau]
+            rate_Y[i, s], rate_W[i, s] = r["rate_imbalance"], r["rate_balance"]
+        print(f"  w0 < 0, ε={eps:.0e}: median ‖B+Cᵀ‖/‖B−Cᵀ‖ at τ_ε = {np.median(ratio[i]):.3e}", flush=True)
+    slope = np.array([an.fit_power_law(np.asarray(args.eps), ratio[:, s]) for s in range(n_seed)])
+    return {"w0": w0, "swapped_ratio_tau": ratio, "slope_swapped_ratio": slope, "rate_imbalance": rate_Y,
+            "rate_balance": rate_W, "rate_targets": [an.early_phase_rate("imbalance", w0, args.convention),
+                                                     an.early_phase_rate("balance", w0, args.convention)]}
+
+
+def sign_checks(sw: dict, args) -> list[dict]:
+    src = f"{SOURCE}, Prop. 9 (sign of w0)"
+    (target_Y, target_W), slope = sw["rate_targets"], sw["slope_swapped_ratio"]
+    err_Y = np.abs(sw["rate_imbalance"][-1] - target_Y) / abs(target_Y)
+    err_W = np.abs(sw["rate_balance"][-1] - target_W) / abs(target_W)
+    return [
+        check(f"w0 < 0: ||B-C^T|| grows at {target_Y:+g} within 5% (smallest eps, worst seed)", src,
+              float(np.max(err_Y)), 0.05, np.max(err_Y) <= 0.05, rates=sw["rate_imbalance"][-1],
+              predictions=["000-P5"]),
+        check(f"w0 < 0: ||B+C^T|| shrinks at {target_W:+g} within 5% (smallest eps, worst seed)", src,
+              float(np.max(err_W)), 0.05, np.max(err_W) <= 0.05, rates=sw["rate_balance"][-1],
+              predictions=["000-P5"]),
+        check("w0 < 0: ||B+C^T||/||B-C^T|| at tau_eps = O(eps^1/2): median log-log slope >= 0.45", src,
+              float(np.median(slope)), 0.45, np.median(slope) >= 0.45, per_seed=slope, predictions=["000-P5"]),
+    ]
 
 
 def main(argv=None):
@@ -202,6 +257,12 @@ def main(argv=None):
         "tolerance_floor_abs": floor, "tolerance_worst_relative_difference": worst_rel,
         "steps": d["steps"], "wall_time_s_per_run": d["wall_time_s"],
     }
+    if args.sign_seeds:
+        print(f"sign check: the same sweep with the teacher negated (w0 = {-w0:.4f}), {args.sign_seeds} seeds",
+              flush=True)
+        sw = sign_swap(teacher, args)
+        checks += sign_checks(sw, args)
+        results["sign_swap"] = sw
     make_figures(args, eps, w0, res, curves, slope_tau, slope_min)
     np.savez_compressed(os.path.join(args.out, "curves.npz"),
                         **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), c in curves.items()

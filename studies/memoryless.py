@@ -22,6 +22,9 @@ F. Fig. 4 weight dynamics from a non-symmetric start (B_0, C_0 independent). The
    from h_0 = C B and pins B ≈ Cᵀ when Q_0 and A's non-normality are small; nothing forces A = Aᵀ. The paper's
    A-initialization is garbled; two readings: A_0 = I + ε G ("identity", our default reading of the paper's
    claim) and A_0 = ε G ("iid"), G entries N(0, 1/d).
+G. Three more claims of spec 001 §5: the Monte-Carlo empirical loss converges to the closed form at rate N^{−1/2}
+   (Lemma 3.1 / A.1, item 1); w* < 0 with B_0 = −C_0ᵀ keeps its class and reaches the same conclusions (Remark 6.2,
+   item 10); MIMO with a symmetric PSD W* (App. C, item 11): C u_i = 0 for λ_i ≠ 0 and H_j → 0 for j >= 1.
 
 Our choices where the paper is silent (all options below): w* = 1, d = 10, k = 5, horizon H = 100 for tail errors,
 symmetric starts A_0 = s (G + Gᵀ)/√2, B_0 = C_0ᵀ = s·N(0, I) with s = σ/√d (so ρ(A_0) ≈ 2σ, ‖B_0‖ ≈ σ), thresholds
@@ -69,6 +72,9 @@ def parse_args(argv=None):
     p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; accuracy-dependent checks repeat at rtol/100")
     p.add_argument("--horizon", type=int, default=100, help="impulse-response horizon H of the tail errors")
     p.add_argument("--lemma63-lambda", type=float, default=1.5, help="λ > 1 of the Lemma 6.3 family")
+    p.add_argument("--mc-draws", type=int, default=None,
+                   help="part G: independent samples per N for the Monte-Carlo loss (default 40; quick: 20)")
+    p.add_argument("--mimo-n", type=int, default=3, help="part G: input/output dimension of the MIMO teacher W*")
     p.add_argument("--extrapolation-threshold", type=float, default=1e-3,
                    help="tail error max_{k<=j<H} |h_j| below which a run counts as extrapolating (our choice)")
     args = p.parse_args(argv)
@@ -76,6 +82,9 @@ def parse_args(argv=None):
     args.sigmas = args.sigmas or ([0.3, 1.0] if args.quick else [0.3, 1.0, 2.0])
     args.fig4_eps = sorted(args.fig4_eps or ([0.1, 0.01] if args.quick else [0.1, 0.03, 0.01]), reverse=True)
     args.t1 = args.t1 or (1e6 if args.quick else 1e8)
+    args.mc_draws = args.mc_draws or (20 if args.quick else 40)
+    if args.mc_draws < 2 or args.mimo_n < 1:
+        p.error("--mc-draws must be >= 2 and --mimo-n >= 1")
     if args.w <= 0:
         p.error("--w must be positive (Theorem 6.1 assumes w* > 0; Remark 6.2 flips the sign of B)")
     if args.k < 3:
@@ -162,7 +171,7 @@ def part_a(args, teacher, checks, results):
     src = f"{SOURCE}, Prop. 5.1 (spec 001 §3.3)"
     checks.append(check(f"cyclic shift (d={d}): L_k = 0 exactly for k <= d, L_(d+1) = w*², h_(md) = w* (periodic)",
                         src, max(losses_k[:d]), 0.0, max(losses_k[:d]) == 0.0 and losses_k[d] == w**2 and periodic,
-                        loss_d_plus_1=losses_k[d], predictions=["001-4"]))
+                        loss_d_plus_1=losses_k[d], predictions=["001-4", "001-2"]))
 
     ks = [d, d + 1] if args.quick else [d - 2, d, d + 1, d + 3]
     jobs = [(f"xavier_k{k}_s{s}", gflow.PopulationLoss(teacher, k), initializers.xavier(jax.random.key(s), d))
@@ -191,7 +200,7 @@ def part_a(args, teacher, checks, results):
               f"({len(converged)}/{len(above)} runs reached it)", src, worst_tail, args.extrapolation_threshold,
               len(converged) == len(above) and worst_tail <= args.extrapolation_threshold, predictions=["001-3"]),
         check("k > d: tail |h_j| <= the Cayley–Hamilton recursion bound from the in-window h_1..h_(k-1) (max ratio)",
-              f"{src}: proof", ch, 1.0, ch <= 1.0 + 1e-9, predictions=["001-3"]),
+              f"{src}: proof", ch, 1.0, ch <= 1.0 + 1e-9, predictions=["001-3", "001-2"]),
     ]
     shift_row = rows["shift_k_d+1"]
     checks.append(check(f"k = d+1 from the cyclic shift: the flow leaves it (L falls by >= 1e6) and extrapolates "
@@ -473,6 +482,82 @@ def part_lemma63(args, teacher, checks, results):
     return qs, curves
 
 
+def mimo_teacher(n, seed):
+    """W* = V diag(λ) Vᵀ, symmetric PSD with eigenvalues λ evenly spaced in [0.5, 2] (seed 001 App. C; our choice)."""
+    V, _ = np.linalg.qr(np.asarray(jax.random.normal(jax.random.key(seed), (n, n))))
+    return teachers.memoryless(V @ np.diag(np.linspace(2.0, 0.5, n)) @ V.T)
+
+
+def part_g(args, teacher, checks, results):
+    """Spec 001 §5 items 1, 10, 11: the Monte-Carlo loss (Lemma 3.1), w* < 0 (Remark 6.2), MIMO (App. C)."""
+    d, k, H, w = args.d, args.k, args.horizon, args.w
+    # ---- Lemma 3.1 / A.1: the empirical loss on N Gaussian sequences → the closed form, rms error ∝ N^{-1/2}
+    student = symmetric_start(0, d, 1.0, structure="general")
+    population = float(gflow.PopulationLoss(teacher, k)(student))
+    ns = np.array([100, 300, 1000, 3000, 10000] + ([] if args.quick else [30000]))
+    rms = np.array([np.sqrt(np.mean([(float(gflow.EmpiricalLoss.from_teacher(jax.random.key(7000 + 97 * i + r), teacher,
+                                                                               int(n), k)(student)) - population) ** 2
+                                     for r in range(args.mc_draws)])) for i, n in enumerate(ns)])
+    slope = an.fit_power_law(ns, rms)
+    print(f"G. Lemma 3.1: |L_N − L| rms over {args.mc_draws} samples ∝ N^{slope:.3f} (L = {population:.4f})", flush=True)
+    checks.append(check(f"Monte-Carlo loss on N Gaussian sequences → the closed form: rms error ∝ N^p with "
+                        f"|p + 1/2| <= 0.1 (N = {ns[0]}..{ns[-1]}, {args.mc_draws} samples each)",
+                        f"{SOURCE}, Lemma 3.1 / A.1 (spec 001 §5 item 1)", slope, -0.5, abs(slope + 0.5) <= 0.1,
+                        rms=rms, predictions=["001-1"]))
+
+    # ---- Remark 6.2 (w* < 0, B_0 = −C_0ᵀ) and App. C (MIMO, W* symmetric PSD): symmetric-class flows
+    sigmas = args.sigmas[:2]
+    negative = teachers.memoryless(-w)
+    neg_jobs = []
+    for sig in sigmas:
+        for s_ in range(args.seeds):
+            m = symmetric_start(s_, d, sig, structure="general")
+            neg_jobs.append((f"neg_sigma{sig:g}_s{s_}", gflow.PopulationLoss(negative, k),
+                             gflow.LinearRNN(np.asarray(m.transition()), -np.asarray(m.C), m.C)))
+    w_mimo = mimo_teacher(args.mimo_n, 11)
+    mimo_jobs = [(f"mimo_sigma{sig:g}_s{s_}", gflow.PopulationLoss(w_mimo, k),
+                  initializers.balanced(jax.random.key(300 + s_), d, scale=sig / np.sqrt(d), n=args.mimo_n))
+                 for sig in sigmas for s_ in range(args.seeds)]
+    print(f"G. Remark 6.2 / App. C: {len(neg_jobs)} flows with w* = {-w:g}, B_0 = −C_0ᵀ and {len(mimo_jobs)} MIMO flows "
+          f"(n = {args.mimo_n}) …", flush=True)
+    diag = {"readout_residual": lambda m: an.readout_slackness_residual(m, symmetrize=True),
+            "symmetry_defect": an.symmetry_defect, "anti_balance": lambda m: jnp.linalg.norm(m.B + m.C.T)
+            / jnp.maximum(jnp.linalg.norm(m.B), 1e-300)}
+    runs = {**batch(neg_jobs, args.t1, args.rtol, diag), **batch(mimo_jobs, args.t1, args.rtol,
+                                                               {"readout_residual": an.readout_slackness_residual})}
+    rows = {}
+    for name, traj in runs.items():
+        m, r = traj.final, traj.diagnostics["readout_residual"]
+        h = np.asarray(m.impulse_response(H))
+        tail = float(np.max(np.abs(h[1:]))) if h.ndim == 1 else float(np.max(np.linalg.norm(h[1:], axis=(1, 2))))
+        rows[name] = {"final_loss": float(traj.loss[-1]), "tail_j_ge_1": tail, "readout_residual": float(r[-1]),
+                      "residual_drop": float(r[-1] / np.max(r)), "A_norm": float(np.linalg.norm(np.asarray(m.transition())))}
+        if name.startswith("neg_"):
+            rows[name]["max_class_defect"] = float(max(np.max(traj.diagnostics["symmetry_defect"]),
+                                                       np.max(traj.diagnostics["anti_balance"])))
+        print(f"  {name}: L={rows[name]['final_loss']:.1e}, max|λ|‖Cu‖={rows[name]['readout_residual']:.1e}, "
+              f"tail (j >= 1) {tail:.1e}, ‖A‖={rows[name]['A_norm']:.2f}", flush=True)
+    src10, src11 = f"{SOURCE}, Remark 6.2 (spec 001 §5 item 10)", f"{SOURCE}, App. C (spec 001 §5 item 11)"
+    for prefix, src, pid, what in (("neg_", src10, "001-10", "w* < 0"), ("mimo_", src11, "001-11", "MIMO")):
+        group = {n: r for n, r in rows.items() if n.startswith(prefix)}
+        small = [r for n, r in group.items() if f"sigma{sigmas[0]:g}_" in n]
+        drop = max(r["residual_drop"] for r in group.values())
+        tail = max(r["tail_j_ge_1"] for r in small)
+        checks += [
+            check(f"{what}: towards complementary slackness — max_i |λ_i|·‖C u_i‖ at the end <= 1e-2 × its maximum "
+                  f"along the run, in every run (worst ratio)", src, drop, 1e-2, drop <= 1e-2, predictions=[pid]),
+            check(f"{what}, σ = {sigmas[0]:g}: h_j → 0 for j >= 1 (max tail <= {args.extrapolation_threshold:g}) with "
+                  f"L_end <= 1e-10", src, tail, args.extrapolation_threshold,
+                  tail <= args.extrapolation_threshold and all(r["final_loss"] <= 1e-10 for r in small),
+                  predictions=[pid]),
+        ]
+    defect = max(r["max_class_defect"] for n, r in rows.items() if n.startswith(f"neg_sigma{sigmas[0]:g}_"))
+    checks.append(check(f"w* < 0, σ = {sigmas[0]:g}: the flow keeps A = Aᵀ and B = −Cᵀ (max relative defect along "
+                        "every run <= 1e-10)", src10, defect, 1e-10, defect <= 1e-10, predictions=["001-10"]))
+    results["part_g"] = {"monte_carlo": {"N": ns, "rms_error": rms, "slope": slope, "population_loss": population},
+                         "flows": rows, "mimo_W": np.asarray(w_mimo.C)}
+
+
 # ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs, curves):
     import matplotlib
@@ -599,6 +684,7 @@ def main(argv=None):
     sym_runs, sym_rows = part_b_c(args, teacher, checks, results)
     gen_runs, fig4_rows = parts_d_e_f(args, teacher, checks, results)
     qs, curves = part_lemma63(args, teacher, checks, results)
+    part_g(args, teacher, checks, results)
     traj_dir = os.path.join(args.out, "trajectories")
     for name in (f"k{args.k}_sigma{args.sigmas[0]:g}_s0", f"k2_sigma{args.sigmas[-1]:g}_s0"):
         sym_runs[name].save(os.path.join(traj_dir, name))

@@ -6,7 +6,9 @@ d̂ = 2 the explicit pair Â = diag(−1/2, 1/2), B̂ = (√.5, √.5) and Â = 
 k ≤ 2d̂ − 1 the two population losses are the same function of the student, checked on random students to
 rounding; gradient flow from one start then follows one path for both teachers, and whatever it learns misses
 one of them by at least |ŵ_{2d̂−1} − ŵ'_{2d̂−1}| / 2 on the tail. With k = 2d̂ + 1 a balanced student trained on
-each teacher extrapolates (Theorem 5 / Lemma 7).
+each teacher extrapolates (Theorem 5 / Lemma 7). App. D (spec 000 P16): everything above is repeated with the
+accumulating loss (weights k − i): the same equal-loss identity, the same shared path at k = 3, and the same
+extrapolation at k = 5.
 
 Part 2 — Proposition 3 (spec 000 §4 item 2, §6 P9). For d > k the Vandermonde construction
 (``gflow.teachers.vandermonde_student``) gives a symmetric student with zero loss whose impulse response takes
@@ -82,13 +84,14 @@ def random_students(key, n, d):
     return out
 
 
-def pair_identity(pair, students, d_hat):
+def pair_identity(pair, students, d_hat, weighting="uniform"):
     """max relative |L(T1) − L(T2)| over students for k ≤ 2d̂ − 1, and the minimum relative gap at k = 2d̂."""
     T1, T2 = pair
 
     @jax.jit
     def losses(batch):
-        return [[jax.vmap(gflow.PopulationLoss(T, k))(batch) for T in (T1, T2)] for k in range(1, 2 * d_hat + 1)]
+        return [[jax.vmap(gflow.PopulationLoss(T, k, weighting))(batch) for T in (T1, T2)]
+                for k in range(1, 2 * d_hat + 1)]
 
     worst, gap_next = 0.0, np.inf
     for batch in students.values():
@@ -103,16 +106,20 @@ def pair_identity(pair, students, d_hat):
 
 
 def run_flows(jobs, args, rtol):
-    """Gradient flows for [(teacher, k), ...] from one balanced start, batched in one ``solve_flows`` call (the
-    losses are padded to the largest k, so a single compiled solve serves every job)."""
+    """Gradient flows for [(teacher, k, weighting), ...] from one balanced start: one batched ``solve_flows`` call
+    per weighting (the losses are padded to the largest k, so a single compiled solve serves each group)."""
     model0 = initializers.balanced(jax.random.key(args.seed), args.d, scale=args.eps)
-    k_max = max(k for _, k in jobs)
-    losses = [gflow.PopulationLoss(teacher, k).padded_to(k_max) for teacher, k in jobs]
-    trajs = gflow.solve_flows(losses, [model0] * len(jobs), args.t1, rtol=rtol, save_at=120,
-                              config={"study": "moment_pairs"})
-    for traj in trajs:
-        if traj.status != "completed":
-            raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
+    k_max = max(k for _, k, _ in jobs)
+    trajs = [None] * len(jobs)
+    for weighting in dict.fromkeys(w for _, _, w in jobs):
+        index = [i for i, (_, _, w) in enumerate(jobs) if w == weighting]
+        losses = [gflow.PopulationLoss(jobs[i][0], jobs[i][1], weighting).padded_to(k_max) for i in index]
+        group = gflow.solve_flows(losses, [model0] * len(losses), args.t1, rtol=rtol, save_at=120,
+                                  config={"study": "moment_pairs", "weighting": weighting})
+        for i, traj in zip(index, group):
+            if traj.status != "completed":
+                raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
+            trajs[i] = traj
     return trajs
 
 
@@ -131,6 +138,7 @@ def main(argv=None):
     print(f"moment_pairs: d̂ = 2 pair, IRs {np.round(w1[:5], 6)} and {np.round(w2[:5], 6)}", flush=True)
     students = random_students(key, args.students, args.d)
     worst, gap_next = pair_identity((T1, T2), students, d_hat)
+    worst_acc, gap_next_acc = pair_identity((T1, T2), students, d_hat, "accumulating")
     h_gap = abs(w1[2 * d_hat - 1] - w2[2 * d_hat - 1])
     agree = float(np.max(np.abs(w1[:2 * d_hat - 1] - w2[:2 * d_hat - 1])))
     src_pair = f"{SOURCE}, Lemma A.1 / Cor. A.2 (spec 000 §1.4e, §6 P8)"
@@ -148,15 +156,22 @@ def main(argv=None):
               max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))) <= 1.0 and abs(w1[0] - 1) < 1e-14
               and abs(w2[0] - 1) < 1e-14 and float(an.balance_ratio(T1)) == 0.0 and float(an.balance_ratio(T2)) == 0.0, predictions=["000-P8"]),
     ]
+    src_acc = f"{SOURCE}, App. D (accumulating loss, weights k − i; spec 000 §6 P16)"
+    checks.append(check("accumulating loss: identical losses for every k <= 3 on the same students, and different "
+                        "at k = 4 (max relative difference)", src_acc, worst_acc, 1e-12,
+                        worst_acc <= 1e-12 and gap_next_acc > 1e-6, min_gap_k_4=gap_next_acc,
+                        predictions=["000-P16"]))
     results["pair"] = {"atoms": [np.asarray(T1.A), np.asarray(T2.A)], "weights": [np.asarray(T1.B) ** 2,
                        np.asarray(T2.B) ** 2], "ir": [w1[:8], w2[:8]], "max_relative_loss_difference_k_le_3": worst,
                        "min_relative_loss_gap_k_4": gap_next, "w1_teachers": an.wasserstein1(T1, T2)}
 
-    # gradient flows: k = 3 (= 2d̂ − 1) and k = 5 (= 2d̂ + 1), each teacher, rtol and rtol/100
+    # gradient flows: k = 3 (= 2d̂ − 1) and k = 5 (= 2d̂ + 1), each teacher, rtol and rtol/100; the
+    # accumulating-loss flows (App. D) are named "T1acc", "T2acc"
     flows, flow_res = {}, {}
-    jobs = [(k, name, T) for k in (2 * d_hat - 1, 2 * d_hat + 1) for name, T in (("T1", T1), ("T2", T2))]
+    jobs = [(k, name + suffix, T, weighting) for k in (2 * d_hat - 1, 2 * d_hat + 1)
+            for suffix, weighting in (("", "uniform"), ("acc", "accumulating")) for name, T in (("T1", T1), ("T2", T2))]
     for tol_name, rtol in (("default", args.rtol), ("tight", args.rtol / 100)):
-        for (k, name, T), traj in zip(jobs, run_flows([(T, k) for k, _, T in jobs], args, rtol)):
+        for (k, name, T, _), traj in zip(jobs, run_flows([(T, k, w) for k, _, T, w in jobs], args, rtol)):
             m = traj.final
             flow_res[(k, name, tol_name)] = {
                 "final_loss": float(traj.loss[-1]), "tail_T1": float(an.tail_error(m, T1, k, H)),
@@ -165,7 +180,7 @@ def main(argv=None):
             if tol_name == "default":
                 flows[(k, name)] = traj
                 traj.save(os.path.join(args.out, "trajectories", f"k{k}_{name}"))
-    for k, name, _ in jobs:
+    for k, name, _, _ in jobs:
         r = flow_res[(k, name, "default")]
         print(f"  k={k} teacher {name}: L={r['final_loss']:.2e}, tail error vs T1 {r['tail_T1']:.3e}, vs T2 "
               f"{r['tail_T2']:.3e}, W1 to own teacher {r['W1_to_own_teacher']:.2e}, support {r['support_size']}",
@@ -189,6 +204,16 @@ def main(argv=None):
         check(f"k = {k_long} tail errors agree between rtol and rtol/100 (absolute difference <= 1e-3 of the "
               "threshold)", "tolerance check (DESIGN.md)", tol_diff, 1e-3 * args.extrapolation_threshold,
               tol_diff <= 1e-3 * args.extrapolation_threshold, predictions=["000-P6"]),
+    ]
+    same_acc = float(np.max(np.abs(flows[(k_short, "T1acc")].params - flows[(k_short, "T2acc")].params))
+                     / np.max(np.abs(flows[(k_short, "T1acc")].params)))
+    acc_tails = [flow_res[(k_long, n + "acc", "default")][f"tail_{n}"] for n in ("T1", "T2")]
+    checks += [
+        check(f"accumulating loss, k = {k_short}: the flows for the two teachers coincide (max relative parameter "
+              "difference)", src_acc, same_acc, 1e-8, same_acc <= 1e-8, predictions=["000-P16"]),
+        check(f"accumulating loss, k = {k_long} > 2d̂: balanced students extrapolate, max tail error over both "
+              f"teachers <= {args.extrapolation_threshold:g} (our threshold)", src_acc, max(acc_tails),
+              args.extrapolation_threshold, max(acc_tails) <= args.extrapolation_threshold, predictions=["000-P16"]),
     ]
     results["flows"] = {f"k{k}_{n}_{t}": v for (k, n, t), v in flow_res.items()}
     results["flows"]["same_path_relative_difference"] = same_path
@@ -292,6 +317,8 @@ def make_figures(args, T1, T2, flows, teacher, student, k, d):
     ax.plot(jj, np.asarray(T1.impulse_response(H))[:30], "k-", lw=2, alpha=0.3, label="teacher 1")
     ax.plot(jj, np.asarray(T2.impulse_response(H))[:30], "k--", lw=2, alpha=0.3, label="teacher 2")
     for (kk, name), traj in flows.items():
+        if name.endswith("acc"):  # the accumulating-loss flows are in summary.json, not on this panel
+            continue
         ax.plot(jj, np.asarray(traj.final.impulse_response(H))[:30], ".-" if name == "T1" else "x:",
                 label=f"student, k={kk}, trained on {name}")
     ax.set_xlabel("lag j")

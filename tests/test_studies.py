@@ -30,3 +30,17 @@ def test_balance_limit_quick(tmp_path):
     figures = [p for p in os.listdir(out) if p.endswith(".png")]
     assert figures and all(os.path.getsize(out / p) > 10_000 for p in figures)
     assert os.path.isdir(out / "trajectories") and os.listdir(out / "trajectories")
+
+
+def test_negated_teacher_flips_w0_and_every_lag():
+    sys.path.insert(0, os.path.join(REPO, "studies"))
+    import jax
+    import numpy as np
+
+    import balance_limit
+    from gflow import teachers
+
+    t = teachers.balanced(jax.random.key(0), 3)
+    neg = balance_limit.negated_teacher(t)
+    assert teachers.first_markov_parameter(neg) == -teachers.first_markov_parameter(t)
+    np.testing.assert_array_equal(np.asarray(neg.impulse_response(6)), -np.asarray(t.impulse_response(6)))

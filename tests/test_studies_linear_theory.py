@@ -87,6 +87,19 @@ def test_pair_identity_helper():
     assert set(students) == set(moment_pairs.KINDS)
     worst, gap = moment_pairs.pair_identity(teachers.moment_matched_pair(), students, 2)
     assert worst <= 1e-12 and gap > 1e-6
+    # App. D (spec 000 P16): the accumulating loss (weights k − i) cannot tell the pair apart either
+    worst_acc, gap_acc = moment_pairs.pair_identity(teachers.moment_matched_pair(), students, 2, "accumulating")
+    assert worst_acc <= 1e-12 and gap_acc > 1e-6
+
+
+def test_mimo_teacher_is_symmetric_psd_and_memoryless():
+    t = memoryless.mimo_teacher(3, 11)
+    W = np.asarray(t.C)
+    np.testing.assert_allclose(W, W.T, atol=1e-15)
+    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(W)), [0.5, 1.25, 2.0], rtol=1e-12)
+    h = np.asarray(t.impulse_response(4))
+    np.testing.assert_allclose(h[0], W, atol=1e-15)
+    assert np.all(h[1:] == 0.0)
 
 
 def test_study_argument_errors():
