@@ -1,8 +1,8 @@
 """Benchmark gflow's default (stiff, Gauss–Newton Rosenbrock-W) solver against the alternatives a researcher
-would otherwise use, on the reference problems R1–R4 of DESIGN.md / issue 3.
+would otherwise use, on the reference problems R1–R4 of DESIGN.md / issue 3 and R5 of issue 6.
 
     python bench/run.py --quick                      # smoke run, < 3 min on a 2-core CPU
-    python bench/run.py --json /tmp/bench.json       # full run (R1–R4), --budget s per baseline
+    python bench/run.py --json /tmp/bench.json       # full run (R1–R5), --budget s per baseline
 
 Per problem: a reference solution (gflow default solver at rtol 1e-12; R3 1e-9 and --quick 1e-10, for
 cost), gflow's default at the problem's rtol (timed warm; JIT compile reported separately), then in the same
@@ -18,7 +18,11 @@ reference (relative to the reference's max |·|), and the same for h over the 20
 atol = rtol × min(1, RMS θ0) (gflow's default ratio; --atol-factor to change), printed with the problem.
 
 R4: one batched ``gflow.solve_flows`` call versus sequential ``gflow.solve_flow`` calls (a subset timed,
-the per-flow cost extrapolated), both warm. Problems run in the order R1 R2 R4 R3 (the longest last).
+the per-flow cost extrapolated), both warm. Problems run in the order R1 R2 R4 R3 R5 (the longest last).
+
+R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
+nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
+Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def rel_err(a, ref):
 
 def impulses(model0, states) -> np.ndarray:
     """h_0..h_{N_IMPULSE-1} at every row of ``states`` (flat parameter vectors)."""
-    f = jax.jit(jax.vmap(lambda th: P.rebuild(model0, th).impulse_response(N_IMPULSE)))
+    f = jax.jit(jax.vmap(lambda th: P.response(P.rebuild(model0, th), N_IMPULSE)))
     return np.asarray(f(np.asarray(states)))
 
 
@@ -108,18 +112,18 @@ def add_accuracy(row, ref: Reference):
 # --------------------------------------------------------------------------------------------------
 # gflow runs
 # --------------------------------------------------------------------------------------------------
-def gflow_compile(loss, model0, t1, rtol, atol):
+def gflow_compile(loss, model0, t1, rtol, atol, solver="auto"):
     """First call: compiles (t1, rtol, atol are traced, so a tiny t1 compiles the same program)."""
     c0 = _now()
-    gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, progress=QUIET)
+    gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, progress=QUIET, solver=solver)
     return _now() - c0
 
 
-def gflow_run(label, loss, model0, t1, rtol, atol, repeats=1, compile_s=None):
+def gflow_run(label, loss, model0, t1, rtol, atol, repeats=1, compile_s=None, solver="auto"):
     best, traj = math.inf, None
     for _ in range(repeats):
         s = _now()
-        tr = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, progress=QUIET)
+        tr = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, progress=QUIET, solver=solver)
         w = _now() - s
         if w < best:
             best, traj = w, tr
@@ -151,11 +155,11 @@ def run_problem(p: P.Problem, args) -> dict:
            "notes": list(p.notes)}
 
     # reference (also compiles gflow's default solver for this problem)
-    compile_s = gflow_compile(p.loss, p.model0, p.t1, p.rtol, p.atol)
+    compile_s = gflow_compile(p.loss, p.model0, p.t1, p.rtol, p.atol, p.solver)
     log(f"    gflow compile (first call): {compile_s:.2f} s")
     log(f"    reference: gflow default at rtol {p.ref_rtol:g} ...")
     ref_row, ref = gflow_run("reference (gflow, rtol %g)" % p.ref_rtol, p.loss, p.model0, p.t1, p.ref_rtol,
-                             p.ref_atol)
+                             p.ref_atol, solver=p.solver)
     reference = Reference(p.model0, ref)
     log(f"      {ref.status}, {ref_row['steps']} steps, {ref_row['wall_s']:.2f} s, final loss "
         f"{ref_row['final_loss']:.3e}")
@@ -164,17 +168,18 @@ def run_problem(p: P.Problem, args) -> dict:
     out["reference"] = {k: v for k, v in ref_row.items() if k not in ("theta", "saved")}
 
     rows = []
-    log("    gflow default at the problem rtol ...")
-    g_row, g_traj = gflow_run("gflow default", p.loss, p.model0, p.t1, p.rtol, p.atol, compile_s=compile_s)
+    label = "gflow default" if p.solver_label == "default" else f"gflow {p.solver_label}"
+    log(f"    {label} at the problem rtol ...")
+    g_row, g_traj = gflow_run(label, p.loss, p.model0, p.t1, p.rtol, p.atol, compile_s=compile_s, solver=p.solver)
     if g_row["wall_s"] < 10.0 and not args.quick:  # cheap: take the best of two warm calls (the machine may be shared)
-        g_row, g_traj = gflow_run("gflow default", p.loss, p.model0, p.t1, p.rtol, p.atol, repeats=2,
-                                  compile_s=compile_s)
+        g_row, g_traj = gflow_run(label, p.loss, p.model0, p.t1, p.rtol, p.atol, repeats=2,
+                                  compile_s=compile_s, solver=p.solver)
     rows.append(add_accuracy(g_row, reference))
     log(f"      {g_row['status']}, {g_row['wall_s']:.3f} s")
 
     field = B.FlatField(p.loss, p.model0)
-    dense_ok = dense_bytes <= DENSE_LIMIT_BYTES
-    skip_note = f"skipped: dense Jacobian {n}² would need {dense_bytes / 1e9:.1f} GB"
+    dense_ok = dense_bytes <= DENSE_LIMIT_BYTES and p.dense_note is None
+    skip_note = p.dense_note or f"skipped: dense Jacobian {n}² would need {dense_bytes / 1e9:.1f} GB"
 
     for method in ("LSODA", "BDF"):
         if method.lower() not in args.methods:
@@ -229,7 +234,7 @@ def run_problem(p: P.Problem, args) -> dict:
 
 def ratios(rows) -> dict:
     """wall(method) / wall(gflow default); a lower bound ("> x") for methods stopped by the budget."""
-    g = next(r for r in rows if r["method"] == "gflow default")
+    g = next(r for r in rows if r["method"].startswith("gflow"))
     gw = g["wall_s"]
     res = {}
     for r in rows:
@@ -407,8 +412,8 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="write all results to this JSON file")
     ap.add_argument("--budget", type=float, default=None,
                     help="wall-clock budget in seconds per baseline (default 120; quick: 4)")
-    ap.add_argument("--problems", nargs="+", choices=["R1", "R2", "R3", "R4"], default=None,
-                    help="problems to run, in this order (default: R1 R2 R4 R3, the longest last; quick: R1 R2 R4)")
+    ap.add_argument("--problems", nargs="+", choices=["R1", "R2", "R3", "R4", "R5"], default=None,
+                    help="problems to run, in this order (default: R1 R2 R4 R3 R5, the longest last; quick: R1 R2 R4)")
     ap.add_argument("--methods", nargs="+", default=["lsoda", "bdf", "tsit5", "kvaerno5", "gd"],
                     choices=["lsoda", "bdf", "tsit5", "kvaerno5", "gd"], help="baselines to run (default: all)")
     ap.add_argument("--ref-rtol", type=float, default=None,
@@ -427,7 +432,7 @@ def main(argv=None):
                     help="saved reference states at which λ_max is estimated (default 40; quick: 16)")
     args = ap.parse_args(argv)
     args.budget = args.budget if args.budget is not None else (4.0 if args.quick else 120.0)
-    args.problems = args.problems or (["R1", "R2", "R4"] if args.quick else ["R1", "R2", "R4", "R3"])
+    args.problems = args.problems or (["R1", "R2", "R4"] if args.quick else ["R1", "R2", "R4", "R3", "R5"])
     args.r4_flows = args.r4_flows or (3 if args.quick else 64)
     args.r4_timed = args.r4_timed or (1 if args.quick else 8)
     args.lambda_states = args.lambda_states or (16 if args.quick else 40)
@@ -449,7 +454,8 @@ def main(argv=None):
             else:
                 p = (P.r1(args.quick, args.ref_rtol) if name == "R1" else
                      P.r2(args.quick, args.ref_rtol, args.r2_scale) if name == "R2" else
-                     P.r3(args.quick, args.ref_rtol))
+                     P.r3(args.quick, args.ref_rtol) if name == "R3" else
+                     P.r5(args.quick, args.ref_rtol))
                 if args.atol_factor is not None:
                     p.atol_factor = args.atol_factor
                 results.append(run_problem(p, args))

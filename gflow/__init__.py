@@ -51,6 +51,12 @@ from ._projection import (
     box_projection as box_projection,
     compose_projections as compose_projections,
 )
+from ._regular_languages import (
+    balanced_strings as balanced_strings,
+    encode_strings as encode_strings,
+    LANGUAGES as LANGUAGES,
+    membership as membership,
+)
 from ._rosenbrock import GaussNewtonRosenbrock as GaussNewtonRosenbrock, ROS34PW2 as ROS34PW2
 from ._sample_loss import SampleLoss as SampleLoss
 from ._schedules import multistep_schedule as multistep_schedule

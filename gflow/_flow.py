@@ -120,7 +120,10 @@ def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, dive
         # reverse-mode needs, halves the per-step overhead of a stiff solver whose state holds a Jacobian.
         adjoint=diffrax.ForwardMode(),
     )
-    losses = jax.vmap(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan))(sol.ys)
+    # a few saved states at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold
+    # all their hidden states at once (R5: 26 GB)
+    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), sol.ys,
+                         batch_size=_SAVED_STATES_PER_BATCH)
     return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
         (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
         sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
@@ -129,6 +132,7 @@ def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, dive
 
 _integrate = eqx.filter_jit(_integrate_one)
 _DTMIN_RELATIVE = 1e-14
+_SAVED_STATES_PER_BATCH = 8
 
 
 @eqx.filter_jit
@@ -144,7 +148,8 @@ def _integrate_batch(losses, models0, solver, t0, t1, ts, rtol, atol, stop_loss,
 @eqx.filter_jit
 def _evaluate_diagnostics(functions, template, params):
     _, static, unravel = flatten_model(template)
-    return {name: jax.vmap(lambda y: f(eqx.combine(unravel(y), static)))(params) for name, f in functions.items()}
+    return {name: jax.lax.map(lambda y: f(eqx.combine(unravel(y), static)), params,
+                              batch_size=_SAVED_STATES_PER_BATCH) for name, f in functions.items()}
 
 
 def default_atol(rtol: float, theta0) -> float:

@@ -137,7 +137,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     linear_solver: str = eqx.field(static=True, default="auto")
     woodbury_max_residuals: int = eqx.field(static=True, default=4096)
-    woodbury_max_entries: int = eqx.field(static=True, default=2**24)
+    woodbury_max_entries: int = eqx.field(static=True, default=2**27)
     cg_rtol: float = eqx.field(static=True, default=1e-12)
     cg_max_steps: int = eqx.field(static=True, default=500)
     jacobian_every: int = eqx.field(static=True, default=1)

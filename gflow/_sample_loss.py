@@ -59,6 +59,7 @@ class SampleLoss(eqx.Module):
     labels: jax.Array
     step_weights: jax.Array
     convention: str = eqx.field(static=True)
+    supervised: tuple[int, ...] = eqx.field(static=True)  # 0-based supervised steps (where step_weights = 1)
 
     def __init__(self, inputs, labels, *, steps="all", convention: str = "L"):
         self.convention = one_of("convention", convention, CONVENTIONS)
@@ -68,7 +69,9 @@ class SampleLoss(eqx.Module):
             raise GflowInputError(f"`labels` must hold a target for every sequence and step, shape {x.shape[:2]} "
                                   f"(+ (n_out,)), got {y.shape}")
         self.inputs, self.labels = jnp.asarray(x), jnp.asarray(y)
-        self.step_weights = jnp.asarray(_step_weights(steps, x.shape[1]))
+        weights = _step_weights(steps, x.shape[1])
+        self.step_weights = jnp.asarray(weights)
+        self.supervised = tuple(int(t) for t in np.flatnonzero(weights))
 
     @classmethod
     def from_teacher(cls, key, teacher: Callable, n: int, length: int, *, sampler: Callable | None = None,
@@ -100,8 +103,30 @@ class SampleLoss(eqx.Module):
         return w * (y - self.labels)
 
     def residuals(self, model) -> jax.Array:
-        """r with L = ‖r‖²: √(scale·w_t/N) (F_t(x⁽ⁿ⁾) − y⁽ⁿ⁾_t), flattened (N·T·n_out entries)."""
-        return self._errors(model).reshape(-1) / jnp.sqrt(self.n)
+        """r with L = ‖r‖²: √(scale/N) (F_t(x⁽ⁿ⁾) − y⁽ⁿ⁾_t) at the supervised steps t only, flattened
+        (N · #steps · n_out entries, sequence-major)."""
+        idx = np.asarray(self.supervised)
+        return (self._errors(model)[:, idx].reshape(-1)) / jnp.sqrt(self.n)
+
+    def residual_jacobian(self, model):
+        """∂r/∂θ one sequence at a time, as a model whose trained leaves carry a leading axis of length len(r).
+
+        Row n of r depends on sequence n only, so a per-sequence reverse pass (batched over the sample) builds J
+        for the cost of about #steps · n_out batched backward passes, instead of len(r) passes through the whole
+        sample (``jax.jacrev`` of :meth:`residuals`). The stiff solver uses it for its Gauss–Newton matrix.
+        """
+        idx = np.asarray(self.supervised)
+        params, static = eqx.partition(model, eqx.is_inexact_array)
+        factor = jnp.sqrt(self.scale / self.n)
+
+        def outputs(p, x):
+            return factor * eqx.combine(p, static)(x)[idx]  # (#steps[, n_out]); the labels do not depend on θ
+
+        # in chunks of 64 sequences: a reverse pass keeps every recurrent step's cotangents, per sequence
+        rows = jax.lax.map(lambda x: jax.jacrev(outputs)(params, x), self.inputs, batch_size=min(self.n, 64))
+        m = self.n * idx.size * int(np.prod(self.labels.shape[2:], dtype=int))
+        return jax.tree_util.tree_map(lambda leaf: leaf.reshape((m,) + leaf.shape[2 + self.labels.ndim - 2:]),
+                                      rows)
 
     def __call__(self, model) -> jax.Array:
         r = self.residuals(model)

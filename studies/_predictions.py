@@ -1,4 +1,5 @@
-"""The testable predictions of the source papers, as listed in spec 000 §6 (P1–P16) and spec 001 §5 (1–15).
+"""The testable predictions of the source papers: spec 000 §6 (P1–P16), spec 001 §5 (1–15), and the nonlinear
+papers' spec 002 §5 (P1–P9), spec 003 §6 (P1–P14) and spec 004 §5 (P1–P15).
 
 Each study tags its checks with the ids it tests (``check(..., predictions=["000-P4"])``);
 ``studies/validation.py`` joins the tags with this list, so a prediction that no study checks shows up as
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 PREDICTIONS = [
     # id, claim, where it comes from, the study meant to check it, whether a linear model can check it
+    # (None: a prediction of one of the nonlinear papers, seeds 002–004)
     ("000-P1", "balancedness B = Cᵀ is conserved from a balanced start (symmetric/diagonal A; GF, GD, Adam)",
      "seed 000 Lemma 6 / E.6", "gd_vs_flow", True),
     ("000-P2", "‖B‖² − ‖C‖² and Q = AAᵀ − AᵀA + BBᵀ − CᵀC are constant under GF; O(η²) drift per GD step",
@@ -40,7 +42,7 @@ PREDICTIONS = [
     ("000-P15", "GRU: critical k_g ≈ 40 ≈ 4 d̂_g; k_g = 30 fails, k_g = 60 extrapolates",
      "seed 000 Fig. 2", "gru_extrapolation", False),
     ("000-P16", "accumulating loss (weights k − i): same minimizers and same k > 2d̂ guarantee",
-     "seed 000 App. D", "extrapolation_phase", True),
+     "seed 000 App. D", "moment_pairs", True),
     ("001-1", "Monte-Carlo empirical loss → (CB − w*)² + Σ_{j≥1} (C A^j B)² at rate O(N^−½)",
      "seed 001 Lemma 3.1 / A.1", "memoryless", True),
     ("001-2", "L_q = 0 for all q iff h_0 = w* and h_j = 0 for j ≥ 1 (j = 1..d suffices)",
@@ -66,4 +68,61 @@ PREDICTIONS = [
      "seed 001 (derived)", "memoryless", True),
     ("001-15", "teacher with memory: extrapolation error low for small d_T relative to k, grows beyond",
      "seed 001 Fig. 5", "gru_extrapolation", True),
+    # seed 002 (Panigrahi & Goyal), spec 002 §5
+    ("002-P1", "invertibility at init: inputs recovered from h^(L); error falls with m, grows with L",
+     "seed 002 Thm 4.5 / Fig. 4", "—", None),
+    ("002-P2", "past inputs are linearly decodable from h^(L) at init; error falls with m", "seed 002 Thm 4.5", "—",
+     None),
+    ("002-P3", "lazy regime: ‖W_T‖_F, ‖A_T‖_F ∝ 1/√m; linearization error and activation flips shrink with m",
+     "seed 002 Thm 3.1, §3.1 pseudo-network", "lazy_width", None),
+    ("002-P4", "averaged objective approaches OPT + ε as m and N grow", "seed 002 Thm 3.1", "—", None),
+    ("002-P5", "the train–test gap does not grow with the width m", "seed 002 Thm 3.1 (Rademacher bound)",
+     "regular_language", None),
+    ("002-P6", "targets with cross-token interactions (D_L1, substring, PARITY) are learnable",
+     "seed 002 §4 (regular languages)", "regular_language", None),
+    ("002-P7", "width, steps and samples grow polynomially in L with normalized inputs", "seed 002 Thm 3.1", "—",
+     None),
+    ("002-P8", "λ = ε/(10Lρ) makes λ F_rnn(W_0) negligible (centering)", "seed 002 §2.5", "lazy_width", None),
+    ("002-P9", "He init: E‖h^(l)‖² = 1 + (l−1)ε_x², ‖W‖₂ ≈ 2√2", "spec 002 P9 (derived)", "lazy_width", None),
+    # seed 003 (Cayci & Eryilmaz), spec 003 §6
+    ("003-P1", "symmetric init (Def. 1): F_t(X; Θ(0)) = 0 for every t and X", "seed 003 Def. 1",
+     "memory_cutoff", None),
+    ("003-P2", "Proposition 1's BPTT gradients equal autodiff; ∂H⁽ʲ⁾/∂Θ_i = 0 for j ≠ i", "seed 003 Prop. 1",
+     "memory_cutoff", None),
+    ("003-P3", "hidden-state gradient bounds σ₀σ₁μ₀ and σ₁μ₀ for |W_ii| ≤ α_m", "seed 003 Lemma 1",
+     "memory_cutoff", None),
+    ("003-P4", "|F_t(Θ)| ≤ F_T^max(ρ_w, ρ_u) on the projected set", "seed 003 Prop. 6", "—", None),
+    ("003-P5", "linearization error of per-neuron displacements ≤ ρ/√m within Proposition 4's bound (∝ m^−½)",
+     "seed 003 Prop. 4", "lazy_width", None),
+    ("003-P6", "the transported point Θ̄ approximates the target within Proposition 3's bound", "seed 003 Prop. 3",
+     "—", None),
+    ("003-P7", "the empirical NTK converges to κ_t as m → ∞", "seed 003 Prop. 2", "—", None),
+    ("003-P8", "projected GD stays in its constraint set and the averaged loss decreases",
+     "seed 003 Thm 1 / §3(b)", "memory_cutoff", None),
+    ("003-P9", "rescaled movement √m·max_i ‖Θ_i(s) − Θ_i(0)‖ stays O(1)", "seed 003 Thm 2", "lazy_width", None),
+    ("003-P10", "the achievable error falls with the sample size n at fixed m", "seed 003 Thm 1", "—", None),
+    ("003-P11", "memory cutoff at α_m σ₁ = 1: μ_T bounded below it, exploding above; training degrades with T above",
+     "seed 003 §4.1 eqs. (10), (30), Remark 5", "memory_cutoff", None),
+    ("003-P12", "the required width and steps scale polynomially in 1/ε", "seed 003 Thm 1, 2", "—", None),
+    ("003-P13", "projected GD keeps α_m σ₁ < 1; plain GD needs a smaller step size",
+     "seed 003 Remark 5 (spec P13, derived)", "memory_cutoff", None),
+    ("003-P14", "gradient flow limit: the time-averaged loss decays like the projected-GD rate", "spec 003 P14 (derived)",
+     "—", None),
+    # seed 004 (Allen-Zhu & Li), spec 004 §5
+    ("004-P1", "weight movement ‖W_t − W_0‖_F ∝ 1/√m", "seed 004 Lemma 7.1", "lazy_width", None),
+    ("004-P2", "forward stability: hidden states move O(1/√m)-relatively", "seed 004 App. C/E", "—", None),
+    ("004-P3", "ReLU activation flips are a vanishing fraction (≲ m^−1/3)", "seed 004 App. F", "lazy_width", None),
+    ("004-P4", "backward stability", "seed 004 App. C", "—", None),
+    ("004-P5", "linearization (coupling) error falls with m (worst case ≈ m^−1/6)", "seed 004 Lemma 6.1",
+     "lazy_width", None),
+    ("004-P6", "sample complexity depends only on log m", "seed 004 Thm 1", "—", None),
+    ("004-P7", "polynomial, not exponential, in the sequence length L", "seed 004 Thm 1", "—", None),
+    ("004-P8", "hidden-state norms stay Θ(1) across time when ε_x ≤ 1/L", "seed 004 Lemma C.1", "—", None),
+    ("004-P9", "backward decorrelation at init", "seed 004 Lemma C.1", "—", None),
+    ("004-P10", "dropping x* changes the output little", "seed 004 Lemma D.1", "—", None),
+    ("004-P11", "hidden states at different times are not collinear", "seed 004 Lemma B.1", "—", None),
+    ("004-P12", "no interference across positions", "seed 004 §5", "—", None),
+    ("004-P13", "concept-class boundary: sums of per-token functions are learnable", "seed 004 eq. (3.1)", "—", None),
+    ("004-P14", "only W trained, with λ centering", "seed 004 §1", "—", None),
+    ("004-P15", "stability after re-randomization", "seed 004 App. E", "—", None),
 ]

@@ -3,7 +3,8 @@
     python studies/validation.py --runs out --output VALIDATION.md
 
 Every check of every study is listed (claim, source, study, measured value, threshold, status), and every
-testable prediction of spec 000 §6 and spec 001 §5 (studies/_predictions.py) is listed with the checks that
+testable prediction of spec 000 §6, spec 001 §5 and the nonlinear papers' specs 002–004
+(studies/_predictions.py) is listed with the checks that
 test it: "pass" when all of them passed, "FAIL" when any failed (with the measured numbers), and "not
 checked" when no finished study tests it. Nothing here decides what passes: the studies' own checks do.
 """
@@ -69,7 +70,7 @@ def render(summaries: list[dict]) -> str:
     lines += [f"**{n_pass} of {len(checks)} checks pass.** Studies: "
               + ", ".join(f"`{s['study']}` ({_mode(s)}, {s['_path']})" for s in summaries) + ".", ""]
 
-    lines += ["## Testable predictions (spec 000 §6, spec 001 §5)", "",
+    lines += ["## Testable predictions (spec 000 §6, spec 001 §5, spec 002 §5, spec 003 §6, spec 004 §5)", "",
               "| id | prediction | source | study | status | measured (threshold) |", "|---|---|---|---|---|---|"]
     counts = {"pass": 0, "FAIL": 0, "not checked": 0, "not linear": 0}
     for pid, claim, source, study, linear in PREDICTIONS:
@@ -79,8 +80,9 @@ def render(summaries: list[dict]) -> str:
             measured = "; ".join(f"{_fmt(c['value'])} ({_fmt(c['threshold'])})" for _, c in tested)
             where = ", ".join(sorted({s["study"] for s, _ in tested}))
         else:
-            status = "not checked" if linear else "not linear"
-            measured, where = ("—", f"planned: {study}") if linear else ("—", f"{study} (nonlinear model, issue 6)")
+            status = "not linear" if linear is False else "not checked"
+            measured, where = (("—", f"{study} (nonlinear model)") if linear is False else
+                               ("—", f"planned: {study}") if study != "—" else ("—", "no study yet"))
         counts[status] += 1
         lines.append(f"| {pid} | {_cell(claim)} | {_cell(source)} | {_cell(where)} | {status} | {_cell(measured)} |")
     lines += ["", "Predictions: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".", ""]

@@ -32,7 +32,7 @@ def test_loss_is_the_direct_mean_of_squared_errors(student, teacher):
     direct = 0.5 * np.mean(err[:, 1] ** 2 + err[:, 4] ** 2)
     assert float(loss(student)) == pytest.approx(direct, rel=1e-13)
     r = loss.residuals(student)
-    assert r.shape == (N * T,) and float(r @ r) == pytest.approx(direct, rel=1e-13)
+    assert r.shape == (N * 2,) and float(r @ r) == pytest.approx(direct, rel=1e-13)  # supervised steps only
     assert float(jnp.mean(loss.per_sequence(student))) == pytest.approx(direct, rel=1e-13)
     assert float(loss(teacher)) == 0.0
 
@@ -89,3 +89,36 @@ def test_bad_input(student, teacher):
     vector = gflow.SampleLoss(x, np.zeros((3, 4, 2)))
     with pytest.raises(GflowInputError, match="do not match"):
         vector(eqx.tree_at(lambda m: m.c0, student, student.c0))
+
+
+@pytest.mark.parametrize("steps, n_out, constructor", [("last", None, gflow.elman_panigrahi_goyal),
+                                                        ("all", None, gflow.elman_allen_zhu_li),
+                                                        (range(2, 5), 2, gflow.elman_panigrahi_goyal)])
+def test_residual_jacobian_per_sequence_equals_autodiff(steps, n_out, constructor):
+    """The per-sequence residual Jacobian (what the stiff solver's Gauss–Newton matrix uses) equals jacrev of the
+    residuals, which hold the supervised steps only; fixed layers (Frozen) get no columns."""
+    from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+
+    teacher = constructor(jax.random.key(1), 5, activation="tanh", n_out=n_out)
+    loss = gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 7, 4, steps=steps)
+    model = constructor(jax.random.key(3), 6, activation="tanh", n_out=n_out)
+    theta, static, unravel = flatten_model(model)
+    term = GradientFlowTerm(loss, static, unravel)
+    r = term.residuals(theta)
+    n_steps = {"last": 1, "all": 4}.get(steps, 3)
+    assert r.shape == (7 * n_steps * (n_out or 1),)
+    np.testing.assert_allclose(float(jnp.sum(r * r)), float(loss(model)), rtol=1e-14)
+    J = term.residual_jacobian(theta)
+    np.testing.assert_allclose(J, jax.jacrev(term.residuals)(theta), rtol=0, atol=1e-14)
+
+
+def test_sample_loss_flow_uses_the_gauss_newton_solver():
+    """The default (stiff) solver and Tsit5 agree on a small Elman flow."""
+    teacher = gflow.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh", output_scale=0.5)
+    loss = gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 16, 5, steps="last")
+    model0 = gflow.elman_panigrahi_goyal(jax.random.key(3), 8, activation="tanh", output_scale=8 ** -0.5)
+    stiff = gflow.solve_flow(loss, model0, 5.0, rtol=1e-9, save_at=3, progress=False)
+    explicit = gflow.solve_flow(loss, model0, 5.0, rtol=1e-9, save_at=3, solver="tsit5", progress=False)
+    assert stiff.config["solver"] == "rosenbrock"
+    assert stiff.loss[-1] < 0.5 * stiff.loss[0]
+    np.testing.assert_allclose(stiff.params[-1], explicit.params[-1], rtol=0, atol=1e-6)

@@ -50,6 +50,11 @@ from .laziness import (
     neuron_movement as neuron_movement,
     relative_movement as relative_movement,
 )
+from .hidden_state_gradients import (
+    hidden_state_gradient_norms as hidden_state_gradient_norms,
+    hidden_state_gradients as hidden_state_gradients,
+    sample_loss_gradient as sample_loss_gradient,
+)
 from .memory import (
     memory_argument as memory_argument,
     memory_function_0 as memory_function_0,

@@ -1,0 +1,662 @@
+"""Extrapolation of gated (GRU, LSTM) and linear RNN students: the critical training length of a GRU teacher (seed 000
+Fig. 2) and memoryless, adversarial and memory teachers (seed 001 Figs. 1, 2, 5).
+
+Part A (seed 000 Sec. 5.3, Fig. 2; spec 000 §1.4d, §1.5, §5, P15). The GRU teacher of App. C.2.3: a GRU of hidden
+size d̂_g = 10 at init scale 1e-6, trained for 1000 Adam steps (lr 1e-3) to mimic an impulse response
+(gflow.nonlinear_teachers.fit_gru_teacher; the target is not given in the paper, ours is the library default
+damped_oscillation, w_j = 0.9^j cos(0.3 j), j < 40). GRU students (PyTorch cell and init, linear readout) are
+trained with Adam on length-k_g sequences of N(0, 1) inputs, minibatches of 100 (paper), from a fixed training
+set, every output step supervised (the accumulating loss of seed 000 App. D, which has the same minimizers as the
+last-step loss). The extrapolation error is the paper's "ℓ∞ of responses, averaged over random inputs": for each
+of n_test fresh N(0, 1) sequences of length H, max_{k_g ≤ t < H} |y_student − y_teacher| (0-based output index t),
+averaged over the sequences, and divided by the teacher's scale mean_x max_{t<H} |y_teacher| (so the all-zero
+predictor scores ≈ 1). The critical k_g is the smallest grid value from which on every seed-mean error is ≤
+EXTRAPOLATES (our threshold), reported next to the paper's ≈ 40 (= 4 d̂_g).
+
+Compute (2 shared CPU cores): the paper's student has width 100, ≤ 50K steps and 10 seeds. One Adam step of a
+width-100 GRU at k_g = 60, batch 100, takes ≈ 0.17 s here, so the full run is reduced to width 32 (≈ 0.015–0.025
+s/step), 4000 steps at lr 1e-3 (the per-step training loss then sits at ≈ 3e-5, against ≈ 0.8 at the start),
+k_g ∈ {2, 3, 5, 10, 15, 20, 30, 40, 60} and 2 seeds (for this teacher the critical length lies far below the
+paper's 40, hence the small values). Every reduction is in summary.json ("reductions") and in the figure
+titles.
+
+Part B (seed 001 §7, Figs. 1, 2 and App. D Fig. 5; spec 001 §4, prediction 15). Students: linear RNN (general A,
+Xavier init, gradient flow on the exact population loss), GRU and LSTM (Xavier init, Adam, full batch on a fixed
+sample of n_train sequences), width d = 16, trained on length k = 8 with every output supervised (implemented as
+length-2k inputs with steps t ≤ k supervised, identical for causal models, so that normal and adversarial runs
+share their inputs and one compiled loop). Fig. 1: the
+memoryless teacher y_t = w* x_t (w* = 1). Fig. 2: a linear teacher with memory d_T = 2. Fig. 5: teachers of
+memory d_T ∈ {1, 2, 3, 4, 6, 8, 12, 16}. "Adversarial data" (Figs. 1, 2): training sequences of length 2k whose
+labels after step k carry an echo of the input k steps back (gflow.AdversarialLateLabels; for the linear RNN the
+equivalent population loss of the teacher whose impulse response gets +1 at lag k). The measure is the relative
+MSE on fresh length-T = 3k sequences: E(ŷ_t − y_t)² summed over the steps of a window over E y_t² on the same
+window; the window t ≤ k ("fit") or k < t ≤ T ("extrapolation", the paper's "average error on sequence lengths it
+was not trained on", since the output at step t of a causal model is the last output of the length-t prefix).
+Memory teachers (the paper does not say how it drew them): A_T = 0.9·Q with Q Haar-orthogonal (every eigenvalue
+of modulus 0.9), B_T, C_T ~ N(0, I), C_T rescaled so that Σ_j w_j² = 1; one teacher per d_T (key 500 + d_T).
+
+Thresholds (all ours; the papers give none): part A EXTRAPOLATES = 0.1, FAILS = 0.25, FIT = 0.05 (relative ℓ∞);
+"≈ 40" read as 40 ± 10 on our grid. Part B MSE_EXTRAPOLATES = 0.05, MSE_FAILS = 0.25, MSE_FIT = 0.01 (relative
+MSE); small d_T ≤ k/4, large d_T ≥ k; growth factor 5.
+
+Every configuration's result is written to OUT/runs/NAME.json as soon as it is computed and reused when the file
+exists with the same configuration, so an interrupted run resumes where it stopped.
+
+Example:  python studies/gru_extrapolation.py --quick --out out/gru_extrapolation_quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gflow  # noqa: E402
+from gflow import initializers, nonlinear_teachers as nt, teachers  # noqa: E402
+from gflow._checks import GflowInputError  # noqa: E402
+from gflow._json import jsonable  # noqa: E402
+
+from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+
+SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
+SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
+PAPER_CRITICAL = 40  # seed 000 Sec. 5.3: critical k_g ≈ 40 ≈ 4 d̂_g
+CRITICAL_TOLERANCE = 10  # "≈ 40" read as 40 ± 10 (our reading, at grid resolution)
+PAPER_WIDTH = 100  # seed 000 §1.5: GRU student d_g = 100
+# part A (relative ℓ∞ errors; ours)
+EXTRAPOLATES = 0.1
+FAILS = 0.25
+FIT = 0.05
+# part B (relative MSE; ours)
+MSE_EXTRAPOLATES = 0.05
+MSE_FAILS = 0.25
+MSE_FIT = 0.01
+GROWTH = 5.0
+ARCHS = ("linear", "gru", "lstm")
+
+
+def _ints(text):
+    return [int(v) for v in text]
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default="out/gru_extrapolation", help="output folder (figures, runs/, summary.json)")
+    p.add_argument("--quick", action="store_true", help="tiny widths, grids and step counts (a smoke test)")
+    p.add_argument("--parts", nargs="+", choices=["A", "B"], default=["A", "B"],
+                   help="A: seed 000 Fig. 2 (GRU teacher, k_g sweep); B: seed 001 Figs. 1, 2, 5")
+    a = p.add_argument_group("part A (seed 000 Fig. 2)")
+    a.add_argument("--teacher-dim", type=int, default=10, help="GRU teacher hidden size d̂_g (paper: 10)")
+    a.add_argument("--teacher-seed", type=int, default=0, help="key of the GRU teacher's initialization")
+    a.add_argument("--width", type=int, default=None,
+                   help=f"GRU student width d_g (paper: {PAPER_WIDTH}; default 32, quick 8: compute)")
+    a.add_argument("--kg", type=int, nargs="+", default=None,
+                   help="training lengths k_g (default 2 3 5 10 15 20 30 40 60; quick 4 16)")
+    a.add_argument("--seeds", type=int, default=None, help="seeds per k_g (paper: 10; default 2, quick 1)")
+    a.add_argument("--steps", type=int, default=None, help="Adam steps per student (default 4000, quick 600)")
+    a.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 1e-3; quick 1e-2)")
+    a.add_argument("--batch", type=int, default=100, help="minibatch size (paper: 100)")
+    a.add_argument("--n-train", type=int, default=None, help="training sequences per student (default 1000, quick 200)")
+    a.add_argument("--horizon", type=int, default=None,
+                   help="evaluation length H: the tail is k_g ≤ t < H (default 2 × max k_g)")
+    a.add_argument("--n-test", type=int, default=200, help="random test sequences for the errors")
+    b = p.add_argument_group("part B (seed 001 Figs. 1, 2, 5)")
+    b.add_argument("--archs", nargs="+", choices=ARCHS, default=list(ARCHS), help="student architectures")
+    b.add_argument("--w", type=float, default=1.0, help="memoryless teacher w*")
+    b.add_argument("--k1", type=int, default=None, help="training length k (default 8; quick 4)")
+    b.add_argument("--width1", type=int, default=None, help="student width d, all architectures (default 16; quick 8)")
+    b.add_argument("--eval-factor", type=int, default=3, help="test length T = eval_factor × k")
+    b.add_argument("--fig2-dT", type=int, default=None, help="teacher memory d_T of Fig. 2 (default 2; quick 1)")
+    b.add_argument("--dT", type=int, nargs="+", default=None,
+                   help="teacher memories d_T of Fig. 5 (default 1 2 3 4 6 8 12 16; quick 1 4)")
+    b.add_argument("--radius", type=float, default=0.9, help="modulus of every eigenvalue of the memory teachers")
+    b.add_argument("--steps1", type=int, default=None, help="Adam steps for GRU/LSTM (default 3000; quick 800)")
+    b.add_argument("--lr1", type=float, default=1e-2,
+                   help="Adam learning rate for GRU/LSTM (the paper's is lost; 1e-2 converged in 3000 steps in a "
+                        "probe of the training loss, 1e-3 had not)")
+    b.add_argument("--n-train1", type=int, default=None, help="training sequences (default 256; quick 128)")
+    b.add_argument("--n-test1", type=int, default=None, help="test sequences for the MSEs (default 1000; quick 300)")
+    b.add_argument("--t1", type=float, default=1e6, help="gradient-flow horizon of the linear students")
+    b.add_argument("--seed1", type=int, default=0, help="seed of the part B students and samples")
+    args = p.parse_args(argv)
+    q = args.quick
+    args.width = args.width or (8 if q else 32)
+    args.kg = sorted(set(args.kg or ([4, 16] if q else [2, 3, 5, 10, 15, 20, 30, 40, 60])))
+    args.seeds = args.seeds or (1 if q else 2)
+    args.steps = args.steps or (600 if q else 4000)
+    args.lr = args.lr or (1e-2 if q else 1e-3)
+    args.n_train = args.n_train or (200 if q else 1000)
+    args.horizon = args.horizon or 2 * max(args.kg)
+    args.k1 = args.k1 or (4 if q else 8)
+    args.width1 = args.width1 or (8 if q else 16)
+    args.fig2_dT = args.fig2_dT or (1 if q else 2)
+    args.dT = sorted(set(args.dT or ([1, 4] if q else [1, 2, 3, 4, 6, 8, 12, 16])) | {args.fig2_dT})
+    args.steps1 = args.steps1 or (800 if q else 3000)
+    args.n_train1 = args.n_train1 or (128 if q else 256)
+    args.n_test1 = args.n_test1 or (300 if q else 1000)
+    positive = {"--teacher-dim": args.teacher_dim, "--width": args.width, "--seeds": args.seeds, "--steps": args.steps,
+                "--batch": args.batch, "--n-train": args.n_train, "--n-test": args.n_test, "--k1": args.k1,
+                "--width1": args.width1, "--steps1": args.steps1, "--n-train1": args.n_train1,
+                "--n-test1": args.n_test1, "--eval-factor": args.eval_factor - 1, "--fig2-dT": args.fig2_dT}
+    for name, v in positive.items():
+        if v < 1:
+            p.error(f"{name} must be a positive integer (--eval-factor at least 2)")
+    if min(args.kg) < 1 or min(args.dT) < 1:
+        p.error("--kg and --dT must be positive integers")
+    if args.horizon <= max(args.kg):
+        p.error("--horizon must exceed the largest k_g")
+    if args.batch > args.n_train:
+        p.error("--batch must not exceed --n-train")
+    if not (args.lr > 0 and args.lr1 > 0 and args.t1 > 0 and 0 < args.radius < 1 and args.w != 0):
+        p.error("--lr, --lr1, --t1 must be positive, 0 < --radius < 1 and --w nonzero")
+    return args
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _grid(values, errors, name):
+    values = np.asarray(values)
+    errors = np.asarray(errors, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0 or errors.shape != values.shape:
+        raise GflowInputError(f"`{name}` and `errors` must be non-empty 1-d arrays of one length, got "
+                              f"{values.shape} and {errors.shape}")
+    if np.any(np.diff(values) <= 0):
+        raise GflowInputError(f"`{name}` must be strictly increasing, got {values.tolist()}")
+    return values, errors
+
+
+def critical_length(ks, errors, threshold: float):
+    """The smallest training length k of the grid from which on every error is ≤ ``threshold`` (NaN counts as a
+    failure); None if the largest k fails. ``ks`` strictly increasing, ``errors`` one per k."""
+    ks, errors = _grid(ks, errors, "ks")
+    ok = errors <= threshold
+    if not ok[-1]:
+        return None
+    bad = np.flatnonzero(~ok)
+    return int(ks[bad[-1] + 1]) if bad.size else int(ks[0])
+
+
+def breakpoint_dimension(dims, errors, threshold: float):
+    """The largest teacher dimension d_T of the grid up to which every error is ≤ ``threshold`` (NaN counts as a
+    failure); None if the smallest d_T already fails."""
+    dims, errors = _grid(dims, errors, "dims")
+    ok = errors <= threshold
+    bad = np.flatnonzero(~ok)
+    if bad.size == 0:
+        return int(dims[-1])
+    return None if bad[0] == 0 else int(dims[bad[0] - 1])
+
+
+def memory_teacher(key, d_T: int, radius: float = 0.9) -> gflow.LinearRNN:
+    """A linear teacher with memory (seed 001 Figs. 2, 5; the paper does not say how its teachers were drawn):
+    A = radius·Q, Q Haar-orthogonal, B, C ~ N(0, I), C rescaled so that Σ_j w_j² = 1 (sum to numerical
+    convergence, 2000 lags)."""
+    if not isinstance(d_T, (int, np.integer)) or d_T < 1:
+        raise GflowInputError(f"`d_T` must be a positive integer, got {d_T!r}")
+    if not 0 < radius < 1:
+        raise GflowInputError(f"`radius` must lie in (0, 1) for a stable teacher, got {radius!r}")
+    kq, kb, kc = jax.random.split(key, 3)
+    g = np.asarray(jax.random.normal(kq, (d_T, d_T), dtype=jnp.float64))
+    q, r = np.linalg.qr(g)
+    q = q * np.sign(np.diag(r))[None, :]
+    B = np.asarray(jax.random.normal(kb, (d_T,), dtype=jnp.float64))
+    C = np.asarray(jax.random.normal(kc, (d_T,), dtype=jnp.float64))
+    teacher = gflow.LinearRNN(radius * q, B, C)
+    energy = float(np.sum(np.asarray(teacher.impulse_response(2000)) ** 2))
+    return gflow.LinearRNN(radius * q, B, C / np.sqrt(energy))
+
+
+def late_echo_teacher(teacher: gflow.LinearRNN, k: int, amplitude: float = 1.0) -> gflow.LinearRNN:
+    """The linear RNN whose impulse response is the SISO ``teacher``'s plus ``amplitude`` at lag k: the labels of
+    :class:`gflow.AdversarialLateLabels` (``late_response=(amplitude,)``) as one linear teacher, built as the
+    block-diagonal sum of the teacher and a delay line of k + 1 steps."""
+    if not isinstance(teacher, gflow.LinearRNN) or not teacher.siso:
+        raise GflowInputError("`teacher` must be a SISO gflow.LinearRNN")
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise GflowInputError(f"`k` must be a positive integer, got {k!r}")
+    line = teachers.delay(k + 1)  # impulse response 1 at lag k
+    A_t, A_l = np.asarray(teacher.transition()), np.asarray(line.transition())
+    d_t = A_t.shape[0]
+    A = np.zeros((d_t + k + 1, d_t + k + 1))
+    A[:d_t, :d_t], A[d_t:, d_t:] = A_t, A_l
+    B = np.concatenate([np.asarray(teacher.B), np.asarray(line.B)])
+    C = np.concatenate([np.asarray(teacher.C), amplitude * np.asarray(line.C)])
+    return gflow.LinearRNN(A, B, C)
+
+
+def linf_errors(y_model, y_teacher, k: int, scale: float) -> dict:
+    """Seed 000 Fig. 2's measure on outputs (n, H): mean over sequences of max |error| on the window t < k ("fit")
+    and on the tail k ≤ t < H, both over ``scale``; and the mean |error| per step."""
+    err = np.abs(np.asarray(y_model) - np.asarray(y_teacher))
+    if err.ndim != 2 or not 1 <= k < err.shape[1]:
+        raise GflowInputError(f"outputs must be (n, H) with 1 <= k < H, got {err.shape} and k = {k}")
+    return {"fit": float(np.mean(err[:, :k].max(axis=1)) / scale),
+            "tail": float(np.mean(err[:, k:].max(axis=1)) / scale),
+            "profile": err.mean(axis=0)}
+
+
+def relative_mse(y_model, y_teacher, k: int) -> dict:
+    """Seed 001's measure on outputs (n, T): Σ_t E(ŷ_t − y_t)² / Σ_t E y_t² over t ≤ k ("fit") and k < t ≤ T
+    ("extrapolation"), with the per-step MSE and teacher power."""
+    y_model, y_teacher = np.asarray(y_model), np.asarray(y_teacher)
+    if y_model.shape != y_teacher.shape or y_model.ndim != 2 or not 1 <= k < y_model.shape[1]:
+        raise GflowInputError(f"outputs must both be (n, T) with 1 <= k < T, got {y_model.shape}, "
+                              f"{y_teacher.shape} and k = {k}")
+    mse = np.mean((y_model - y_teacher) ** 2, axis=0)
+    power = np.mean(y_teacher ** 2, axis=0)
+    return {"fit": float(mse[:k].sum() / power[:k].sum()), "extrapolation": float(mse[k:].sum() / power[k:].sum()),
+            "mse": mse, "power": power}
+
+
+@eqx.filter_jit
+def _apply(model, x):
+    return jax.vmap(model)(x)
+
+
+def _outputs(model, x):
+    """Outputs of ``model`` on the sequences ``x`` (n, T): (n, T), compiled once per model structure."""
+    return np.asarray(_apply(model, jnp.asarray(x)))
+
+
+def cached(out, name, config, compute):
+    """The result of ``compute()`` stored in OUT/runs/NAME.json; reused when the file holds the same config."""
+    path = os.path.join(out, "runs", f"{name}.json")
+    config = jsonable(config)
+    if os.path.exists(path):
+        with open(path) as f:
+            stored = json.load(f)
+        if stored.get("config") == config:
+            return stored["result"], True
+    result = jsonable(compute())
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump({"config": config, "result": result}, f)
+    os.replace(path + ".tmp", path)
+    return result, False
+
+
+def _floats(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+# ------------------------------------------------------------------------------------------------ part A
+def gru_teacher(args):
+    """The GRU teacher of seed 000 App. C.2.3 with the library's defaults (target, 1000 Adam steps, lr 1e-3, 1e-6)."""
+    teacher = nt.fit_gru_teacher(jax.random.key(args.teacher_seed), args.teacher_dim)
+    target = np.asarray(nt.damped_oscillation())
+    fit = float(np.max(np.abs(np.asarray(teacher(gflow.impulse(len(target)))) - target)))
+    return teacher, target, fit
+
+
+def run_a(args, teacher, x_test, y_test, scale, k, seed):
+    train = gflow.SampleLoss.from_teacher(jax.random.key(1000 + seed), teacher, args.n_train, k)
+    student = gflow.gru(jax.random.key(2000 + seed), args.width)
+    traj = gflow.run_adam(train, student, args.steps, lr=args.lr, batch_size=args.batch,
+                          key=jax.random.key(3000 + seed), save_at=12, progress=False,
+                          config={"study": "gru_extrapolation", "part": "A", "k_g": k, "seed": seed})
+    traj.save(os.path.join(args.out, "trajectories", f"gru_k{k}_s{seed}"))
+    y = _outputs(traj.final, x_test)
+    errors = linf_errors(y, y_test, k, scale)
+    return {"k": k, "seed": seed, "status": traj.status, "final_loss": float(traj.loss[-1]),
+            "loss_per_step": float(traj.loss[-1]) / k, "steps": traj.diagnostics["step"], "loss": traj.loss,
+            "fit": errors["fit"], "tail": errors["tail"], "profile": errors["profile"],
+            "impulse_response": np.asarray(traj.final(gflow.impulse(args.horizon))), "example_output": y[0],
+            "wall_time_s": traj.stats["wall_time_s"]}
+
+
+def part_a(args, checks, results):
+    t0 = time.time()
+    teacher, target, teacher_fit = gru_teacher(args)
+    H = args.horizon
+    x_test = gflow.gaussian_sequences(jax.random.key(777), args.n_test, H)
+    y_test = _outputs(teacher, x_test)
+    scale = float(np.mean(np.abs(y_test).max(axis=1)))
+    print(f"A. seed 000 Fig. 2: GRU teacher d̂_g = {args.teacher_dim} fitted in {time.time() - t0:.1f} s (max |IR − "
+          f"target| = {teacher_fit:.3g}); students width {args.width}, k_g ∈ {args.kg}, {args.seeds} seed(s), "
+          f"{args.steps} Adam steps (lr {args.lr:g}, batch {args.batch}), H = {H}", flush=True)
+    base = {"teacher_dim": args.teacher_dim, "teacher_seed": args.teacher_seed, "width": args.width,
+            "steps": args.steps, "lr": args.lr, "batch": args.batch, "n_train": args.n_train, "horizon": H,
+            "n_test": args.n_test}
+    runs = {}
+    for k in args.kg:
+        for s in range(args.seeds):
+            t = time.time()
+            r, reused = cached(args.out, f"A_gru_k{k}_s{s}", {**base, "k": k, "seed": s},
+                               lambda: run_a(args, teacher, x_test, y_test, scale, k, s))
+            runs[(k, s)] = r
+            print(f"  k_g = {k:3d} seed {s}: loss/step {float(r['loss_per_step']):.2e}, fit {float(r['fit']):.3f}, "
+                  f"tail error {float(r['tail']):.3f} ({'reused' if reused else f'{time.time() - t:.0f} s'}, {r['status']})", flush=True)
+    ks = np.array(args.kg)
+    tails = np.array([[runs[(k, s)]["tail"] for s in range(args.seeds)] for k in args.kg], dtype=np.float64)
+    fits = np.array([[runs[(k, s)]["fit"] for s in range(args.seeds)] for k in args.kg], dtype=np.float64)
+    mean, std = tails.mean(axis=1), tails.std(axis=1)
+    critical = critical_length(ks, mean, EXTRAPOLATES)
+    src = f"{SOURCE_000}, Sec. 5.3, Fig. 2"
+    reduced = (f"width {args.width} (paper {PAPER_WIDTH}), {args.steps} Adam steps (paper ≤ 50K), "
+               f"{args.seeds} seed(s) (paper 10)")
+    checks.append(check(f"A: every GRU student fits its training window: mean_x max_(t<k_g) |error| / scale ≤ {FIT:g} "
+                        f"(worst run)", f"{src} (students trained on length k_g; precondition, ours)",
+                        float(fits.max()), FIT, bool(fits.max() <= FIT)))
+    checks.append(check(f"A: a transition: error at the smallest k_g = {ks[0]} ≥ {FAILS:g} and at the largest "
+                        f"k_g = {ks[-1]} ≤ {EXTRAPOLATES:g} (seed means; value: largest-k_g error)", src,
+                        float(mean[-1]), EXTRAPOLATES, bool(mean[0] >= FAILS and mean[-1] <= EXTRAPOLATES),
+                        smallest_k_error=float(mean[0]), predictions=["000-P15"]))
+    if 30 in args.kg and 60 in args.kg:
+        e30, e60 = float(mean[args.kg.index(30)]), float(mean[args.kg.index(60)])
+        checks += [
+            check(f"A: k_g = 30 fails: seed-mean relative tail error ≥ {FAILS:g}", f"{src}(b)", e30, FAILS,
+                  e30 >= FAILS, predictions=["000-P15"]),
+            check(f"A: k_g = 60 extrapolates: seed-mean relative tail error ≤ {EXTRAPOLATES:g}", f"{src}(b)", e60,
+                  EXTRAPOLATES, e60 <= EXTRAPOLATES, predictions=["000-P15"]),
+        ]
+    if ks[0] <= PAPER_CRITICAL - CRITICAL_TOLERANCE and ks[-1] >= PAPER_CRITICAL + CRITICAL_TOLERANCE:
+        value = float("nan") if critical is None else float(critical)
+        checks.append(check(f"A: critical k_g (smallest grid k_g from which every seed-mean error ≤ {EXTRAPOLATES:g}) "
+                            f"is ≈ {PAPER_CRITICAL} = 4 d̂_g, read as within ±{CRITICAL_TOLERANCE} ({reduced})",
+                            f"{src}(a)", value, PAPER_CRITICAL,
+                            critical is not None and abs(critical - PAPER_CRITICAL) <= CRITICAL_TOLERANCE,
+                            grid=args.kg, predictions=["000-P15"]))
+    results["part_a"] = {"k_g": ks, "tail_error_mean": mean, "tail_error_std": std, "tail_errors": tails,
+                         "fit_errors": fits, "critical_k_g": critical, "paper_critical_k_g": PAPER_CRITICAL,
+                         "critical_over_teacher_dim": None if critical is None else critical / args.teacher_dim,
+                         "critical_is_upper_bound": critical is not None and critical == int(ks[0]),
+                         "teacher_target_max_error": teacher_fit, "teacher_scale": scale,
+                         "loss_per_step": {f"k{k}_s{s}": r["loss_per_step"] for (k, s), r in runs.items()},
+                         "statuses": {f"k{k}_s{s}": r["status"] for (k, s), r in runs.items()},
+                         "reductions": reduced}
+    print(f"  critical k_g = {critical} (paper ≈ {PAPER_CRITICAL}); seed-mean tail errors "
+          f"{dict(zip(args.kg, np.round(mean, 4)))}", flush=True)
+    teacher_ir = np.asarray(teacher(gflow.impulse(H)))
+    return {"runs": runs, "mean": mean, "std": std, "critical": critical, "teacher_ir": teacher_ir,
+            "teacher_example": y_test[0], "target": target, "scale": scale, "reduced": reduced}
+
+
+# ------------------------------------------------------------------------------------------------ part B
+def _b_teacher(args, teacher_name):
+    if teacher_name == "memoryless":
+        return teachers.memoryless(args.w)
+    return memory_teacher(jax.random.key(500 + int(teacher_name[2:])), int(teacher_name[2:]), args.radius)
+
+
+def _b_jobs(args):
+    """(arch, teacher name, mode) of every part B run."""
+    jobs = []
+    for arch in args.archs:
+        for teacher_name in ("memoryless", f"dT{args.fig2_dT}"):
+            for mode in ("normal", "adversarial"):
+                jobs.append((arch, teacher_name, mode))
+        jobs += [(arch, f"dT{d}", "normal") for d in args.dT if d != args.fig2_dT]
+    return jobs
+
+
+def _b_config(args, arch, teacher_name, mode):
+    c = {"arch": arch, "teacher": teacher_name, "mode": mode, "w": args.w, "k": args.k1, "width": args.width1,
+         "T": args.eval_factor * args.k1, "radius": args.radius, "seed": args.seed1, "n_test": args.n_test1}
+    if arch == "linear":
+        c.update(t1=args.t1, method="gradient flow on the population loss (accumulating weighting)")
+    else:
+        c.update(steps=args.steps1, lr=args.lr1, n_train=args.n_train1, method="Adam, full batch, fixed sample")
+    return c
+
+
+def _b_evaluate(args, model, teacher, status, final_loss, extra=None):
+    T, k = args.eval_factor * args.k1, args.k1
+    x = gflow.gaussian_sequences(jax.random.key(888), args.n_test1, T)
+    m = relative_mse(_outputs(model, x), _outputs(teacher, x), k)
+    return {"status": status, "final_loss": final_loss, "fit": m["fit"], "extrapolation": m["extrapolation"],
+            "mse": m["mse"], "power": m["power"], **(extra or {})}
+
+
+def _b_linear_batch(args, jobs):
+    """Gradient flows of the linear students of ``jobs`` in one batched solve: name → result."""
+    k, d = args.k1, args.width1
+    losses, models = [], []
+    for _, teacher_name, mode in jobs:
+        teacher = _b_teacher(args, teacher_name)
+        if mode == "adversarial":
+            losses.append(gflow.PopulationLoss(late_echo_teacher(teacher, k), 2 * k, weighting="accumulating"))
+        else:
+            losses.append(gflow.PopulationLoss(teacher, k, weighting="accumulating").padded_to(2 * k))
+        models.append(initializers.xavier(jax.random.key(4000 + args.seed1), d))
+    trajs = gflow.solve_flows(losses, models, args.t1, rtol=1e-8, save_at=40, stop_loss=1e-20, progress=False,
+                              config={"study": "gru_extrapolation", "part": "B"})
+    out = {}
+    for (arch, teacher_name, mode), traj in zip(jobs, trajs):
+        out[(arch, teacher_name, mode)] = _b_evaluate(args, traj.final, _b_teacher(args, teacher_name), traj.status,
+                                                      float(traj.loss[-1]), {"t_end": float(traj.ts[-1])})
+    return out
+
+
+def _b_nonlinear(args, arch, teacher_name, mode):
+    k = args.k1
+    teacher = _b_teacher(args, teacher_name)
+    # Both modes see the same length-2k inputs (one compiled loop per architecture); normal training supervises
+    # t ≤ k only, which for a causal model is exactly training on the length-k prefixes.
+    labels, steps = (nt.AdversarialLateLabels(teacher, k), "all") if mode == "adversarial" else (teacher, range(1, k + 1))
+    train = gflow.SampleLoss.from_teacher(jax.random.key(5000 + args.seed1), labels, args.n_train1, 2 * k,
+                                          steps=steps)
+    length = 2 * k if mode == "adversarial" else k
+    make = gflow.gru if arch == "gru" else gflow.lstm
+    student = make(jax.random.key(6000 + args.seed1), args.width1, init="xavier")
+    traj = gflow.run_adam(train, student, args.steps1, lr=args.lr1, save_at=12, progress=False,
+                          config={"study": "gru_extrapolation", "part": "B"})
+    return _b_evaluate(args, traj.final, teacher, traj.status, float(traj.loss[-1]),
+                       {"loss_per_step": float(traj.loss[-1]) / length, "wall_time_s": traj.stats["wall_time_s"]})
+
+
+def part_b(args, checks, results):
+    k, T = args.k1, args.eval_factor * args.k1
+    jobs = _b_jobs(args)
+    print(f"B. seed 001 Figs. 1, 2, 5: width {args.width1}, k = {args.k1}, T = {T}, d_T (Fig. 2) = {args.fig2_dT}, "
+          f"d_T grid {args.dT}; {len(jobs)} runs", flush=True)
+    name = lambda job: f"B_{job[0]}_{job[1]}_{job[2]}"  # noqa: E731
+    rows = {}
+    linear = []
+    for job in jobs:
+        path = os.path.join(args.out, "runs", f"{name(job)}.json")
+        stored = None
+        if os.path.exists(path):
+            with open(path) as f:
+                stored = json.load(f)
+        if stored is not None and stored.get("config") == jsonable(_b_config(args, *job)):
+            rows[job] = stored["result"]
+        elif job[0] == "linear":
+            linear.append(job)
+    if linear:
+        t = time.time()
+        computed = _b_linear_batch(args, linear)
+        for job, r in computed.items():
+            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: r)[0]
+        print(f"  {len(linear)} linear flows in {time.time() - t:.0f} s", flush=True)
+    for job in jobs:
+        t = time.time()
+        if job not in rows:
+            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: _b_nonlinear(args, *job))[0]
+            took = f"{time.time() - t:.0f} s"
+        else:
+            took = "in the batched solve" if job in linear else "reused"
+        r = rows[job]
+        print(f"  {job[0]:6s} {job[1]:10s} {job[2]:11s}: fit MSE {float(r['fit']):.2e}, extrapolation MSE "
+              f"{float(r['extrapolation']):.3g} ({took}, {r['status']})", flush=True)
+
+    # Figs. 1 and 2
+    for fig, teacher_name, tags in (("Fig. 1", "memoryless", []), ("Fig. 2", f"dT{args.fig2_dT}", ["001-15"])):
+        what = "memoryless teacher" if teacher_name == "memoryless" else f"teacher with memory d_T = {args.fig2_dT}"
+        src = f"{SOURCE_001}, §7, {fig}"
+        fit_worst = max(float(rows[(a, teacher_name, m)]["fit"]) for a in args.archs for m in ("normal", "adversarial"))
+        checks.append(check(f"B {fig} ({what}): all {2 * len(args.archs)} students fit the training window t ≤ k: relative MSE ≤ "
+                            f"{MSE_FIT:g} (worst)", f"{src} (precondition, ours)", fit_worst, MSE_FIT,
+                            fit_worst <= MSE_FIT))
+        for a in args.archs:
+            e = float(rows[(a, teacher_name, "normal")]["extrapolation"])
+            checks.append(check(f"B {fig} ({what}), {a}: normal training extrapolates: relative MSE on k < t ≤ {T} "
+                                f"≤ {MSE_EXTRAPOLATES:g}", f"{src}: 'all architectures extrapolate'", e,
+                                MSE_EXTRAPOLATES, e <= MSE_EXTRAPOLATES, predictions=tags))
+            e = float(rows[(a, teacher_name, "adversarial")]["extrapolation"])
+            checks.append(check(f"B {fig} ({what}), {a}: adversarial late labels reach a non-extrapolating fit: "
+                                f"relative MSE on k < t ≤ {T} ≥ {MSE_FAILS:g}",
+                                f"{src}: 'despite existence of non-extrapolating solutions'", e, MSE_FAILS,
+                                e >= MSE_FAILS))
+    # Fig. 5
+    dims = np.array(args.dT)
+    small, large = dims <= k / 4, dims >= k
+    fig5 = {}
+    for a in args.archs:
+        e = np.array([rows[(a, f"dT{d}", "normal")]["extrapolation"] for d in args.dT], dtype=np.float64)
+        fig5[a] = e
+        src = f"{SOURCE_001}, App. D, Fig. 5"
+        if small.any():
+            checks.append(check(f"B Fig. 5, {a}: low extrapolation error for small d_T ≤ k/4 = {k / 4:g} (max over "
+                                f"d_T ∈ {dims[small].tolist()}) ≤ {MSE_EXTRAPOLATES:g}", src, float(e[small].max()),
+                                MSE_EXTRAPOLATES, bool(e[small].max() <= MSE_EXTRAPOLATES), predictions=["001-15"]))
+        if small.any() and large.any():
+            ratio = float(np.median(e[large]) / max(np.median(e[small]), 1e-300))
+            checks.append(check(f"B Fig. 5, {a}: the error grows beyond: median over d_T ≥ k = {k} is ≥ {GROWTH:g}× "
+                                f"the median over d_T ≤ k/4", src, ratio, GROWTH, ratio >= GROWTH,
+                                predictions=["001-15"]))
+    results["part_b"] = {
+        "rows": {name(j): {kk: v for kk, v in r.items() if kk not in ("mse", "power")} for j, r in rows.items()},
+        "fig5_dT": dims, "fig5_extrapolation_mse": fig5,
+        "fig5_breakpoint_dT": {a: breakpoint_dimension(dims, fig5[a], MSE_EXTRAPOLATES) for a in args.archs},
+        "fig5_breakpoint_reference_k_over_2": k / 2}
+    print(f"  Fig. 5 breakpoints (largest d_T with relative MSE ≤ {MSE_EXTRAPOLATES:g} up to it): "
+          f"{results['part_b']['fig5_breakpoint_dT']} (k/2 = {k / 2:g})", flush=True)
+    return rows, fig5
+
+
+# ------------------------------------------------------------------------------------------------ figures
+def figure_a(args, a):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    H, ks = args.horizon, np.array(args.kg)
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    ax = axes[0]
+    tails = np.array([[a["runs"][(k, s)]["tail"] for s in range(args.seeds)] for k in args.kg])
+    for s in range(args.seeds):
+        ax.semilogy(ks, tails[:, s], ".", color="gray", alpha=0.6, label="single seeds" if s == 0 else None)
+    ax.errorbar(ks, a["mean"], yerr=a["std"], fmt="o-", color="C0", capsize=3, label=f"mean ± std ({args.seeds} seeds)")
+    ax.axhline(EXTRAPOLATES, color="C2", ls=":", label=f"extrapolates ≤ {EXTRAPOLATES:g}")
+    ax.axhline(FAILS, color="C3", ls=":", label=f"fails ≥ {FAILS:g}")
+    ax.axvline(PAPER_CRITICAL, color="k", ls="--", label=f"paper: critical ≈ {PAPER_CRITICAL}")
+    if a["critical"] is not None:
+        bound = "≤ " if a["critical"] == args.kg[0] else ""  # the smallest grid value already extrapolates
+        ax.axvline(a["critical"], color="C1", ls="-", lw=2, alpha=0.6,
+                   label=f"measured critical k_g {bound or '= '}{a['critical']}")
+    ax.set_xlabel("training length k_g")
+    ax.set_ylabel("mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|")
+    ax.set_title(f"(a) extrapolation error vs k_g (teacher d̂_g = {args.teacher_dim}, H = {H})")
+    ax.legend(fontsize=7)
+    show = sorted({args.kg[0], args.kg[-1]} | {k for k in (30, 60) if k in args.kg})  # the paper's Fig. 2(b): 30, 60
+    t = np.arange(1, H + 1)
+    ax = axes[1]
+    ax.plot(t, a["teacher_ir"], "k-", lw=2, label="teacher")
+    ax.plot(np.arange(1, len(a["target"]) + 1), a["target"], "k:", lw=1, label="teacher's fit target")
+    for i, k in enumerate(show):
+        ax.plot(t, _floats(a["runs"][(k, 0)]["impulse_response"]), color=f"C{i + 1}", label=f"student k_g = {k}")
+        ax.axvline(k, color=f"C{i + 1}", ls=":", lw=1)
+    ax.set_xlabel("time step t (input: unit impulse at t = 1)")
+    ax.set_ylabel("output")
+    ax.set_title("(b) impulse responses (seed 0)")
+    ax.legend(fontsize=7)
+    ax = axes[2]
+    cmap = plt.get_cmap("viridis")
+    for i, k in enumerate(args.kg):
+        c = cmap(i / max(1, len(args.kg) - 1))
+        ax.semilogy(t, np.maximum(_floats(a["runs"][(k, 0)]["profile"]), 1e-12), color=c, lw=1, label=f"k_g = {k}")
+        ax.axvline(k, color=c, ls=":", lw=0.8)
+    ax.set_xlabel("time step t")
+    ax.set_ylabel("mean_x |y_t − y*_t| (random N(0,1) inputs)")
+    ax.set_title("(c) error per step, seed 0 (dotted: k_g)")
+    ax.legend(fontsize=7, ncol=2)
+    c = a["critical"]
+    where = ("none: the largest k_g fails" if c is None else f"≤ {c} (the smallest grid value)" if c == args.kg[0]
+             else f"{c} (grid: {args.kg[args.kg.index(c) - 1]} < k_c ≤ {c})")
+    fig.suptitle(f"seed 000 Fig. 2, GRU teacher → GRU students. Reduced for 2 CPU cores: {a['reduced']}; "
+                 f"measured critical k_g = {where} vs paper ≈ {PAPER_CRITICAL}", fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, args.out, "fig2_gru_critical_length.png")
+
+
+def figure_b(args, rows, fig5):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k, T = args.k1, args.eval_factor * args.k1
+    t = np.arange(1, T + 1)
+    fig, axes = plt.subplots(2, len(args.archs), figsize=(5.4 * len(args.archs), 8), sharex=True, squeeze=False)
+    for r, teacher_name in enumerate(("memoryless", f"dT{args.fig2_dT}")):
+        for c, arch in enumerate(args.archs):
+            ax = axes[r, c]
+            for mode, color in (("normal", "C0"), ("adversarial", "C3")):
+                row = rows[(arch, teacher_name, mode)]
+                rel = _floats(row["mse"]) / _floats(row["power"])
+                ax.semilogy(t, np.maximum(rel, 1e-16), "o-", ms=3, color=color,
+                            label=f"{mode}: extrapolation MSE {row['extrapolation']:.2g}")
+            ax.axvline(k + 0.5, color="gray", ls="--", label=f"training length k = {k}")
+            ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1)
+            what = "memoryless teacher (Fig. 1)" if r == 0 else f"teacher with memory d_T = {args.fig2_dT} (Fig. 2)"
+            ax.set_title(f"{arch}: {what}", fontsize=9)
+            ax.set_ylabel("E(ŷ_t − y_t)² / E y_t²")
+            ax.legend(fontsize=7)
+    for ax in axes[1]:
+        ax.set_xlabel("time step t (test length T = 3k)")
+    opt = f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps, {args.n_train1} sequences; linear: gradient flow"
+    fig.suptitle(f"seed 001 Figs. 1, 2 (one seed): width {args.width1}, k = {k}, Xavier init; adversarial = length-2k sequences "
+                 f"with an echo x_(t−k) added to labels after k. {opt}", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, args.out, "fig1_fig2_seed001.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for i, arch in enumerate(args.archs):
+        ax.semilogy(args.dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}", label=arch)
+    ax.axvline(k / 2, color="gray", ls=":", label=f"k/2 = {k / 2:g} (2 d_T Markov parameters)")
+    ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
+    ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1, label=f"low ≤ {MSE_EXTRAPOLATES:g}")
+    ax.set_xlabel("teacher state dimension d_T")
+    ax.set_ylabel(f"relative extrapolation MSE on k < t ≤ {args.eval_factor * k}")
+    ax.set_title(f"seed 001 Fig. 5: width {args.width1}, k = {k}, teachers with |eig| = {args.radius:g}, one seed",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, args.out, "fig5_seed001.png")
+
+
+def main(argv=None):
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    jax.config.update("jax_enable_x64", True)
+    checks, results = [], {}
+    if "A" in args.parts:
+        a = part_a(args, checks, results)
+        figure_a(args, a)
+    if "B" in args.parts:
+        rows, fig5 = part_b(args, checks, results)
+        figure_b(args, rows, fig5)
+    config = dict(vars(args))
+    config["reductions"] = {
+        "part_A": {"student_width": f"{args.width} (paper {PAPER_WIDTH})", "steps": f"{args.steps} (paper ≤ 50K, "
+                   "early stopping)", "seeds": f"{args.seeds} (paper 10)", "k_g grid": args.kg,
+                   "training set": f"{args.n_train} fixed sequences (paper: not stated)"},
+        "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)"}}
+    summary = write_summary(args.out, "gru_extrapolation", config, checks, results, started)
+    print_checks(checks)
+    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
+    return 0 if summary["all_passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,576 @@
+"""The memory cutoff α σ₁ = 1 of the diagonal-W Elman RNN in the kernel regime, trained by projected GD (seed 003).
+
+Seed 003 (Cayci & Eryilmaz; spec 003) has no experiments; every check below tests one of the predictions its spec
+derives (§6), on the model of §1 (H_t = σ(W H_{t−1} + U X_{t−1}), W diagonal, F_t = (1/√m) Σ c_i H_t⁽ⁱ⁾, tanh) with
+the symmetric initialization of Def. 1 (|W_ii(0)| = α, paired neurons with opposite readouts):
+
+A. P1: the output is exactly zero at initialization, and paired neurons have exactly opposite gradients.
+B. P2: the gradients of Proposition 1 (written out in gflow.analysis.hidden_state_gradients) equal JAX's
+   autodiff, for the hidden-state Jacobian (block-diagonal across neurons) and for the loss gradient.
+C. P11(a): the memory functions μ_T = μ_{0,T} μ_{1,T}(z) of §4.1 are bounded in T for z < 1, equal T²(T+1)/2 at
+   z = 1 and grow like z^{2T} above.
+D. P3 / P11(b): at initialization max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ stays below σ₁ μ_{0,t}(α σ₁) √(σ₀² + 1) for every t;
+   for α σ₁ < 1 it is bounded in t, for α σ₁ > 1 with small inputs (σ' ≈ σ₁) it grows like (α σ₁)ᵗ until tanh
+   saturates.
+E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄, spec 003 §3(b)) on a transport teacher (eq. 8) of the same
+   α, at several lengths T, for α σ₁ below and above 1. Every iterate must stay inside its per-neuron box and balls
+   (and ‖W‖_{∞,∞} ≤ α_m); the relative loss min_s R_S(Θ(s)) / R_S(Θ(0)) must degrade with T much faster above
+   the cutoff than below it.
+F. P13: projected GD against plain GD on the same problem at step sizes c/(T√τ), c = 1, 4, …: projected GD keeps
+   α_m σ₁ < 1 at every iterate below the cutoff; whether plain GD "needs a much smaller η" is reported.
+
+Our choices where the paper is silent (all options below): d = 2, inputs uniform in the unit ball, n = 32 training
+sequences, the transport teacher of gflow.nonlinear_teachers with ν̄_w = ν̄_u = 1 (v_w(±α) uniform in [−1, 1], v_u a
+constant unit vector), M = 2048 teacher samples, ρ_w = ρ_u = 1, loss eq. (1) (no 1/2), width m = 256, τ = 1000.
+Thresholds are named in each check.
+
+Example:  python studies/memory_cutoff.py --quick --out out/memory_cutoff_quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from functools import partial
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # this checkout's gflow, not an installed copy
+import gflow  # noqa: E402
+from gflow import analysis as an  # noqa: E402
+from gflow._checks import GflowInputError  # noqa: E402
+from gflow.nonlinear_teachers import transport_teacher  # noqa: E402
+
+from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+
+SOURCE = "seed 003 (Cayci & Eryilmaz)"
+Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default="out/memory_cutoff", help="output folder for figures, trajectories, summary.json")
+    p.add_argument("--quick", action="store_true", help="small width, few lengths, one seed, short runs")
+    p.add_argument("--activation", default="tanh", help="C² activation: tanh, logistic or gaussian (spec 003 §1.2)")
+    p.add_argument("--alphas", type=float, nargs=2, default=None, metavar=("SHORT", "LONG"),
+                   help="|W_ii(0)| below and above the cutoff 1/σ₁ (default 0.5 and 1.5 times 1/σ₁)")
+    p.add_argument("--d", type=int, default=2, help="input dimension")
+    p.add_argument("--m", type=int, default=None, help="width (even; default 256, quick 64)")
+    p.add_argument("--n", type=int, default=None, help="training sequences (default 32, quick 16)")
+    p.add_argument("--tau", type=int, default=None, help="projected-GD iterations τ (default 1000, quick 200)")
+    p.add_argument("--lengths", type=int, nargs="+", default=None,
+                   help="sequence lengths T of part E (default 2 4 8 16 32; quick 2 16)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (α, T) in part E (default 3; quick 1)")
+    p.add_argument("--rho", type=float, default=1.0, help="projection radii ρ_w = ρ_u (per neuron ρ/√m)")
+    p.add_argument("--nu", type=float, default=1.0, help="teacher bounds ν̄_w = ν̄_u (Theorem 1 needs ρ >= ν̄)")
+    p.add_argument("--teacher-samples", type=int, default=None, help="M of the transport teacher (default 2048, "
+                   "quick 512)")
+    p.add_argument("--step-multipliers", type=float, nargs="+", default=None,
+                   help="part F step sizes η = c/(T√τ) (default 1 4 16 64 256; quick 1 16 256)")
+    p.add_argument("--p13-length", type=int, default=None, help="T of part F (default 16)")
+    p.add_argument("--grad-length", type=int, default=40, help="horizon of the gradient-norm curves of part D")
+    p.add_argument("--small-radius", type=float, default=1e-4, help="input radius of part D's small-input runs")
+    p.add_argument("--fit-steps", type=int, default=10, help="part D fits the growth rate on t = 2 … this")
+    args = p.parse_args(argv)
+    q = args.quick
+    args.m = args.m if args.m is not None else (64 if q else 256)
+    args.n = args.n if args.n is not None else (16 if q else 32)
+    args.tau = args.tau if args.tau is not None else (200 if q else 1000)
+    args.lengths = sorted(args.lengths or ([2, 16] if q else [2, 4, 8, 16, 32]))
+    args.seeds = args.seeds if args.seeds is not None else (1 if q else 3)
+    args.teacher_samples = args.teacher_samples if args.teacher_samples is not None else (512 if q else 2048)
+    args.step_multipliers = sorted(args.step_multipliers or ([1, 16, 256] if q else [1, 4, 16, 64, 256]))
+    args.p13_length = args.p13_length if args.p13_length is not None else 16
+    validate(args)
+    return args
+
+
+def validate(args):
+    """Clear errors for settings the study cannot run (GflowInputError, like the library)."""
+    sigma = gflow.ACTIVATIONS.get(args.activation)
+    if sigma is None or not sigma.smooth:
+        raise GflowInputError(f"--activation must be a C² activation (tanh, logistic, gaussian), got {args.activation!r}")
+    if args.alphas is None:
+        args.alphas = [0.5 / sigma.sigma1, 1.5 / sigma.sigma1]
+    short, long_ = args.alphas
+    if args.m < 2 or args.m % 2:
+        raise GflowInputError(f"--m must be even and >= 2 (symmetric initialization, seed 003 Def. 1), got {args.m}")
+    for name in ("d", "n", "tau", "seeds", "teacher_samples", "p13_length", "grad_length", "fit_steps"):
+        if getattr(args, name) < 1:
+            raise GflowInputError(f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}")
+    if min(args.lengths) < 1 or len(set(args.lengths)) < 2:
+        raise GflowInputError(f"--lengths needs at least two distinct positive lengths, got {args.lengths}")
+    if not all(math.isfinite(v) and v > 0 for v in (args.rho, args.nu, args.small_radius, *args.step_multipliers)):
+        raise GflowInputError("--rho, --nu, --small-radius and --step-multipliers must be positive numbers")
+    if args.rho < args.nu:
+        raise GflowInputError(f"Theorem 1 needs ρ >= ν̄ (the transported point must be feasible), got ρ = {args.rho}, "
+                              f"ν̄ = {args.nu}")
+    alpha_m = short + args.rho / math.sqrt(args.m)
+    if not (0 < short and alpha_m * sigma.sigma1 < 1 < long_ * sigma.sigma1):
+        raise GflowInputError(f"--alphas must straddle the cutoff: (α_short + ρ/√m) σ₁ = {alpha_m * sigma.sigma1:.3g} "
+                              f"< 1 < α_long σ₁ = {long_ * sigma.sigma1:.3g} is required")
+    if args.fit_steps + 1 > args.grad_length:
+        raise GflowInputError("--fit-steps must be smaller than --grad-length")
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def key(*ints):
+    return jax.random.key(int(np.ravel_multi_index(ints, (1000,) * len(ints))) if len(ints) > 1 else ints[0])
+
+
+def activations_of(args):
+    """Parts A and B: the study's activation, and in full mode also the other C² activations (spec 003 §1.2)."""
+    others = [a for a in ("tanh", "logistic", "gaussian") if a != args.activation]
+    return [args.activation] + ([] if args.quick else others)
+
+
+def sampler(args, radius=1.0):
+    return partial(gflow.unit_ball_sequences, d=args.d, radius=radius)
+
+
+def problem(args, alpha, length, seed):
+    """(teacher, loss, model0) for one (α, T, seed): a transport teacher of the student's α (spec 003 §2.2)."""
+    teacher = transport_teacher(key(seed, 1), args.d, alpha=alpha, activation=args.activation,
+                                n_samples=args.teacher_samples, nu_w=args.nu, nu_u=args.nu)
+    loss = gflow.SampleLoss.from_teacher(key(seed, 2), teacher, args.n, length, sampler=sampler(args))
+    model0 = gflow.elman_cayci_eryilmaz(key(seed, 3), args.m, args.d, alpha=alpha, activation=args.activation)
+    return teacher, loss, model0
+
+
+def projection_of(args, model0):
+    """Seed 003 §3(b): |W_ii − W_ii(0)| <= ρ_w/√m (a clip) and ‖U_i − U_i(0)‖ <= ρ_u/√m (per-row ball)."""
+    r = args.rho / math.sqrt(args.m)
+    return gflow.compose_projections(gflow.box_projection(model0, "W", r), gflow.ball_projection(model0, "A", r))
+
+
+def constraint_excess(args, model0, traj):
+    """max over saved iterates of (max_i |ΔW_ii| − r)₊, (max_i ‖ΔU_i‖ − r)₊, (‖W‖_{∞,∞} − α_m)₊, and the usage
+    curves √m max_i |ΔW_ii| / ρ, √m max_i ‖ΔU_i‖ / ρ."""
+    r = args.rho / math.sqrt(args.m)
+    alpha_m = float(jnp.max(jnp.abs(model0.W))) + r
+    w_moves, u_moves, w_norms = [], [], []
+    for i in range(len(traj.ts)):
+        m = traj.model_at(i)
+        w_moves.append(float(jnp.max(jnp.abs(m.W - model0.W))))
+        u_moves.append(float(jnp.max(jnp.linalg.norm(m.A - model0.A, axis=1))))
+        w_norms.append(float(jnp.max(jnp.abs(m.W))))
+    w_moves, u_moves, w_norms = map(np.asarray, (w_moves, u_moves, w_norms))
+    excess = max(float(np.max(w_moves - r)), float(np.max(u_moves - r)), float(np.max(w_norms - alpha_m)), 0.0)
+    return excess, w_moves / r, u_moves / r, w_norms
+
+
+def max_w_along(traj):
+    return max(float(jnp.max(jnp.abs(traj.model_at(i).W))) for i in range(len(traj.ts)))
+
+
+@eqx.filter_jit
+def _init_defects(model, loss):
+    """(max |F_t(X; Θ)|, max_i |∇_{Θ_i} R + ∇_{Θ_{i+m/2}} R| / max |∇R|) on the loss's sequences."""
+    m = model.width
+    f = jnp.max(jnp.abs(jax.vmap(model)(loss.inputs)))
+    g = eqx.filter_grad(loss)(model)
+    theta = jnp.concatenate([g.W[:, None], g.A], axis=1)
+    return f, jnp.max(jnp.abs(theta[: m // 2] + theta[m // 2:])) / jnp.max(jnp.abs(theta))
+
+
+@eqx.filter_jit
+def _proposition_1_errors(model, loss):
+    """(relative error of Prop. 1's ∂H/∂Θ_i vs autodiff, max off-diagonal |∂H⁽ʲ⁾/∂Θ_i|, relative error of the
+    loss gradient chained through Prop. 1) on the first sequence / the whole loss."""
+    x = loss.inputs[0]
+    d_w, d_u = an.hidden_state_gradients(model, x)
+
+    def states(W, A):
+        return eqx.tree_at(lambda mm: (mm.W, mm.A), model, (W, A)).hidden_states(x)
+
+    jac_w, jac_a = jax.jacrev(states, argnums=(0, 1))(model.W, model.A)  # (T, m, m), (T, m, m, d)
+    diag_w, diag_a = jnp.einsum("tii->ti", jac_w), jnp.einsum("tiid->tid", jac_a)
+    rel_h = jnp.maximum(jnp.max(jnp.abs(diag_w - d_w)) / jnp.max(jnp.abs(d_w)),
+                        jnp.max(jnp.abs(diag_a - d_u)) / jnp.max(jnp.abs(d_u)))
+    off = ~jnp.eye(model.width, dtype=bool)
+    off_max = jnp.maximum(jnp.max(jnp.abs(jnp.where(off[None], jac_w, 0.0))),
+                          jnp.max(jnp.abs(jnp.where(off[None, :, :, None], jac_a, 0.0))))
+    gw, gu = an.sample_loss_gradient(model, loss)
+    g = eqx.filter_grad(loss)(model)
+    rel_l = jnp.maximum(jnp.max(jnp.abs(g.W - gw)) / jnp.max(jnp.abs(g.W)),
+                        jnp.max(jnp.abs(g.A - gu)) / jnp.max(jnp.abs(g.A)))
+    return rel_h, off_max, rel_l
+
+
+@eqx.filter_jit
+def _gradient_maxima(model, x):
+    """max over sequences and neurons of |∂H_t/∂W_ii|, ‖∂H_t/∂U_i‖ and ‖∂_{Θ_i} H_t‖, each of shape (T,)."""
+    d_w, d_u = jax.vmap(lambda s: an.hidden_state_gradients(model, s))(x)  # (n, T, m), (n, T, m, d)
+    du = jnp.linalg.norm(d_u, axis=-1)
+    return (jnp.max(jnp.abs(d_w), axis=(0, 2)), jnp.max(du, axis=(0, 2)),
+            jnp.max(jnp.sqrt(d_w**2 + du**2), axis=(0, 2)))
+
+
+# --------------------------------------------------------------------------------------------------- parts
+def part_a(args, checks, results):
+    """P1: F(Θ(0)) = 0 exactly; paired neurons' gradients are exact negatives at step 0."""
+    worst_f, worst_pair, cases = 0.0, 0.0, []
+    for activation in activations_of(args):
+        s1 = gflow.ACTIVATIONS[activation].sigma1
+        for alpha in (0.5 / s1, 1.5 / s1):
+            teacher = transport_teacher(key(7, 1), args.d, alpha=alpha, activation=activation, n_samples=256)
+            loss = gflow.SampleLoss.from_teacher(key(7, 2), teacher, 8, 12, sampler=sampler(args))
+            model = gflow.elman_cayci_eryilmaz(key(7, 3), args.m, args.d, alpha=alpha, activation=activation)
+            f, pair = (float(v) for v in _init_defects(model, loss))
+            worst_f, worst_pair = max(worst_f, f), max(worst_pair, pair)
+            cases.append({"activation": activation, "alpha": alpha, "m": args.m, "max_abs_F": f, "pair_defect": pair})
+    src = f"{SOURCE}, Def. 1 (spec 003 §1.3, P1)"
+    checks += [
+        check(f"symmetric init: max_t,x |F_t(X; Θ(0))| = 0 exactly ({activations_of(args)}, α below/above 1/σ₁, "
+              f"m = {args.m}, 8 sequences of length 12)", src, worst_f, 0.0, worst_f == 0.0, predictions=["003-P1"]),
+        check("at Θ(0): ∇_{Θ_i} R = −∇_{Θ_{i+m/2}} R exactly (max |sum| / max |gradient|)", src, worst_pair, 0.0,
+              worst_pair == 0.0, predictions=["003-P1"]),
+    ]
+    results["part_a"] = cases
+
+
+def part_b(args, checks, results):
+    """P2: Proposition 1 vs autodiff (hidden-state Jacobian and loss gradient) away from the initialization."""
+    worst_h, worst_off, worst_loss, cases = 0.0, 0.0, 0.0, []
+    m, length = 16, 12
+    for activation in activations_of(args):
+        s1 = gflow.ACTIVATIONS[activation].sigma1
+        for alpha in (0.5 / s1, 1.5 / s1):
+            model = gflow.elman_cayci_eryilmaz(key(8, 1), m, args.d, alpha=alpha, activation=activation)
+            kw, ku = jax.random.split(key(8, 2))
+            model = eqx.tree_at(lambda mm: (mm.W, mm.A), model,  # a generic point: pairing broken
+                                (model.W + 0.1 * jax.random.normal(kw, (m,)),
+                                 model.A + 0.3 * jax.random.normal(ku, model.A.shape)))
+            teacher = transport_teacher(key(8, 3), args.d, alpha=alpha, activation=activation, n_samples=256)
+            loss = gflow.SampleLoss.from_teacher(key(8, 4), teacher, 6, length, sampler=sampler(args))
+            rel_h, off_max, rel_l = (float(v) for v in _proposition_1_errors(model, loss))
+            worst_h, worst_off, worst_loss = max(worst_h, rel_h), max(worst_off, off_max), max(worst_loss, rel_l)
+            cases.append({"activation": activation, "alpha": alpha, "hidden_rel_error": rel_h,
+                          "off_diagonal_max": off_max, "loss_gradient_rel_error": rel_l})
+    src = f"{SOURCE}, Prop. 1 (spec 003 §4.2, P2)"
+    checks += [
+        check(f"Prop. 1 sums vs autodiff: ∂H_t⁽ⁱ⁾/∂W_ii and ∂H_t⁽ⁱ⁾/∂U_i (max relative error; {activations_of(args)}, α "
+              f"below/above 1/σ₁, m = {m}, T = {length}, generic Θ)", src, worst_h, 1e-10, worst_h <= 1e-10,
+              predictions=["003-P2"]),
+        check("∂H_t⁽ʲ⁾/∂Θ_i = 0 for i ≠ j exactly (block-diagonal Jacobian)", src, worst_off, 0.0, worst_off == 0.0,
+              predictions=["003-P2"]),
+        check("loss gradient ∇R_S chained through Prop. 1 vs autodiff of eq. (1) (max relative error)", src,
+              worst_loss, 1e-10, worst_loss <= 1e-10, predictions=["003-P2"]),
+    ]
+    results["part_b"] = cases
+
+
+def part_c(args, checks, results):
+    """P11(a): μ_T = μ_{0,T} μ_{1,T} against T for z in Z_GRID."""
+    ts = np.arange(1, 65)
+    k = np.arange(len(ts))
+    curves = {z: np.cumsum(z**k) * np.cumsum((k + 1) * z**k) for z in Z_GRID}  # μ_{0,T} μ_{1,T}, T = 1 … 64
+    library = max(abs(float(an.memory_function_0(z, 64) * an.memory_function_1(z, 64)) / curves[z][-1] - 1)
+                  for z in Z_GRID)
+    if library > 1e-12:
+        raise RuntimeError(f"gflow.analysis memory functions disagree with the direct sums ({library:.2e})")
+    bounded = max(float(curves[z][-1] * (1 - z) ** 3) for z in Z_GRID if z < 1)  # sup_T μ_T = 1/(1 − z)³
+    critical = float(np.max(np.abs(curves[1.0] - ts**2 * (ts + 1) / 2) / (ts**2 * (ts + 1) / 2)))
+    rates = {z: float(np.polyfit(ts[32:], np.log(curves[z][32:] / ts[32:]), 1)[0]) for z in Z_GRID if z > 1}
+    rate_err = max(abs(r / (2 * np.log(z)) - 1) for z, r in rates.items())
+    src = f"{SOURCE}, §4.1 eqs. (10), (30), Remark 5 (spec 003 P11(a))"
+    checks += [
+        check("z < 1: μ_T(z) <= 1/(1 − z)³ for all T <= 64 (bounded; max of μ_64 (1 − z)³)", src, bounded, 1.0,
+              bounded <= 1.0, predictions=["003-P11"]),
+        check("z = 1: μ_T = T · T(T+1)/2 (polynomial; max relative error)", src, critical, 1e-12, critical <= 1e-12,
+              predictions=["003-P11"]),
+        check("z > 1: μ_T ~ T z^(2T−1)/(z−1)² grows exponentially (fitted slope of log(μ_T/T) on T = 33 … 64 / "
+              "(2 log z) within 5 %)", src,
+              rate_err, 0.05, rate_err <= 0.05, predictions=["003-P11"]),
+    ]
+    results["part_c"] = {"T": ts, "mu_T": {str(z): c for z, c in curves.items()}, "growth_rates": rates}
+    return ts, curves
+
+
+def part_d(args, checks, results):
+    """P3 and P11(b): max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ against t at initialization, inputs small or of unit radius."""
+    sigma = gflow.ACTIVATIONS[args.activation]
+    ts = np.arange(1, args.grad_length + 1)
+    curves, u_parts, worst_ratio = {}, {}, 0.0
+    for label, alpha in zip(("short", "long"), args.alphas):
+        model = gflow.elman_cayci_eryilmaz(key(9, 1), 64, args.d, alpha=alpha, activation=args.activation)
+        mu0 = np.cumsum((alpha * sigma.sigma1) ** np.arange(len(ts)))  # μ_{0,t}(ασ₁), t = 1 … T
+        for radius in (args.small_radius, 1.0):
+            x = gflow.unit_ball_sequences(key(9, 2), 8, args.grad_length, args.d, radius=radius)
+            dw_max, du_max, norms = (np.asarray(v) for v in _gradient_maxima(model, x))
+            # Lemma 1's proof (P3): |∂H/∂W_ii| <= σ₀ σ₁ μ₀, ‖∂H/∂U_i‖ <= σ₁ μ₀ (radius·… for inputs of norm <= radius)
+            ratio = max(float(np.max(dw_max / (sigma.sigma0 * sigma.sigma1 * mu0))),
+                        float(np.max(du_max / (sigma.sigma1 * mu0 * radius))))
+            worst_ratio = max(worst_ratio, ratio)
+            curves[(label, radius)] = norms
+            u_parts[(label, radius)] = du_max
+    bound = {label: sigma.sigma1 * np.sqrt(sigma.sigma0**2 + 1) * np.cumsum((a * sigma.sigma1) ** np.arange(len(ts)))
+             for label, a in zip(("short", "long"), args.alphas)}
+    f = args.fit_steps
+    z_long = args.alphas[1] * sigma.sigma1
+    rate = float(np.polyfit(ts[1:f], np.log(u_parts[("long", args.small_radius)][1:f]), 1)[0])
+    short_unit = curves[("short", 1.0)]
+    half = len(ts) // 2
+    short_growth = float(np.max(short_unit[half:]) / np.max(short_unit[:half]))
+    src = f"{SOURCE}, Lemma 1 proof (spec 003 §4.7, P3)"
+    src11 = f"{SOURCE}, §4.1 memory cutoff (spec 003 P11(b))"
+    checks += [
+        check("P3: |∂H_t/∂W_ii| <= σ₀σ₁μ_{0,t}(ασ₁) and ‖∂H_t/∂U_i‖ <= σ₁μ_{0,t}(ασ₁)·max‖X‖ at every t <= "
+              f"{args.grad_length} (both regimes, both input radii; max ratio)", src, worst_ratio, 1.0,
+              worst_ratio <= 1.0, predictions=["003-P3"]),
+        check(f"ασ₁ < 1: max_i ‖∂_Θ_i H_t‖ is bounded in t (max over t > {half} / max over t <= {half} <= 1.2, "
+              "unit inputs)", src11, short_growth, 1.2, short_growth <= 1.2, predictions=["003-P11"]),
+        check(f"ασ₁ = {z_long:g} > 1, inputs of radius {args.small_radius:g} (σ' ≈ σ₁): max_i ‖∂H_t/∂U_i‖ grows like "
+              f"(ασ₁)ᵗ (fitted rate on t = 2 … {f} / log(ασ₁) within [0.85, 1.25])", src11, rate / np.log(z_long),
+              [0.85, 1.25], 0.85 <= rate / np.log(z_long) <= 1.25, predictions=["003-P11"]),
+    ]
+    results["part_d"] = {"t": ts, "curves": {f"{lab}_r{r:g}": c for (lab, r), c in curves.items()},
+                         "bound": bound, "long_small_rate": rate, "log_z_long": float(np.log(z_long)),
+                         "long_unit_growth_second_half": float(np.max(curves[("long", 1.0)][half:])
+                                                               / np.max(curves[("long", 1.0)][:half]))}
+    return ts, curves, bound
+
+
+def part_e(args, checks, results):
+    """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
+    sigma = gflow.ACTIVATIONS[args.activation]
+    rows, usage, trajs = [], {}, {}
+    total = len(args.alphas) * len(args.lengths) * args.seeds
+    print(f"E. projected GD, η = 1/(T√τ), τ = {args.tau}, m = {args.m}, n = {args.n}: {total} runs", flush=True)
+    count = 0
+    for label, alpha in zip(("short", "long"), args.alphas):
+        for T in args.lengths:
+            for seed in range(args.seeds):
+                count += 1
+                t0 = time.time()
+                _, loss, model0 = problem(args, alpha, T, seed)
+                eta = 1.0 / (T * math.sqrt(args.tau))
+                traj = gflow.run_projected_gd(loss, model0, eta, args.tau, projection=projection_of(args, model0),
+                                              save_at=np.arange(args.tau + 1), progress=False,
+                                              config={"study": "memory_cutoff", "alpha": alpha, "T": T})
+                if traj.status != "completed":
+                    raise RuntimeError(f"projected GD {label} T={T} seed {seed}: {traj.status} ({traj.message})")
+                excess, w_use, u_use, w_norms = constraint_excess(args, model0, traj)
+                r0 = float(traj.loss[0])
+                best = float(np.min(traj.loss[:-1]))  # min over s < τ (Theorem 1)
+                rows.append({"regime": label, "alpha": alpha, "T": T, "seed": seed, "R0": r0, "best": best,
+                             "relative_best": best / r0, "final_relative": float(traj.loss[-1]) / r0,
+                             "excess": excess, "max_w_norm": float(np.max(w_norms)),
+                             "alpha_m_sigma1": (alpha + args.rho / math.sqrt(args.m)) * sigma.sigma1})
+                if seed == 0:
+                    usage[(label, T)] = (w_use, u_use)
+                    trajs[(label, T)] = traj
+                print(f"  [{count}/{total}] {label} α={alpha:g} T={T} seed {seed}: R0={r0:.3g}, "
+                      f"min R/R0={best / r0:.3g}, constraint excess {excess:.1e} ({time.time() - t0:.1f} s)",
+                      flush=True)
+
+    def median_rel(label, T):
+        return float(np.median([r["relative_best"] for r in rows if r["regime"] == label and r["T"] == T]))
+
+    t_lo, t_hi = args.lengths[0], args.lengths[-1]
+    deg = {lab: median_rel(lab, t_hi) / median_rel(lab, t_lo) for lab in ("short", "long")}
+    excess = max(r["excess"] for r in rows)
+    short_best = max(r["relative_best"] for r in rows if r["regime"] == "short")
+    src8 = f"{SOURCE}, §3(b) projected GD (spec 003 P8(a))"
+    src11 = f"{SOURCE}, §4.1 cutoff / Theorem 1 (spec 003 P11(c))"
+    checks += [
+        check(f"projected GD: every iterate (all {args.tau + 1} of all {total} runs) keeps |ΔW_ii| <= ρ_w/√m, "
+              "‖ΔU_i‖ <= ρ_u/√m and ‖W‖_{∞,∞} <= α_m (max excess)", src8, excess, 1e-12, excess <= 1e-12,
+              predictions=["003-P8"]),
+        check("projected GD below the cutoff reaches min_s R_S(Θ(s)) <= 0.1 R_S(Θ(0)) at every T (worst ratio)",
+              src8, short_best, 0.1, short_best <= 0.1, predictions=["003-P8"]),
+        check(f"ασ₁ < 1: relative loss min_s R_S/R_S(0) is about T-independent (median at T = {t_hi} / T = {t_lo} "
+              "<= 2)", src11, deg["short"], 2.0, deg["short"] <= 2.0, predictions=["003-P11"]),
+        check(f"ασ₁ > 1 degrades with T much faster: degradation ratio (T = {t_hi} vs {t_lo}) above the cutoff >= 3× "
+              "the one below", src11, deg["long"] / deg["short"], 3.0, deg["long"] >= 3.0 * deg["short"],
+              degradation_short=deg["short"], degradation_long=deg["long"], predictions=["003-P11"]),
+    ]
+    results["part_e"] = {"rows": rows, "degradation": deg}
+    return rows, usage, trajs
+
+
+def part_f(args, checks, results):
+    """P13: projected vs plain GD at η = c/(T√τ) on the same problems."""
+    sigma = gflow.ACTIVATIONS[args.activation]
+    T = args.p13_length
+    rows = []
+    total = 2 * len(args.alphas) * len(args.step_multipliers)
+    print(f"F. projected vs plain GD at T = {T}, η = c/(T√τ), c ∈ {args.step_multipliers}: {total} runs", flush=True)
+    count = 0
+    for label, alpha in zip(("short", "long"), args.alphas):
+        _, loss, model0 = problem(args, alpha, T, 0)
+        for c in args.step_multipliers:
+            eta = c / (T * math.sqrt(args.tau))
+            for method in ("projected", "plain"):
+                count += 1
+                t0 = time.time()
+                kw = dict(save_at=np.arange(args.tau + 1), progress=False, config={"study": "memory_cutoff"})
+                if method == "projected":
+                    traj = gflow.run_projected_gd(loss, model0, eta, args.tau, projection=projection_of(args, model0),
+                                                  **kw)
+                else:
+                    traj = gflow.run_gd(loss, model0, eta, args.tau, **kw)
+                r0 = float(traj.loss[0])
+                rows.append({"regime": label, "alpha": alpha, "c": c, "eta": eta, "method": method,
+                             "status": traj.status, "relative_best": float(np.min(traj.loss)) / r0,
+                             "relative_final": float(traj.loss[-1]) / r0,
+                             "max_w_sigma1": max_w_along(traj) * sigma.sigma1})
+                rr = rows[-1]
+                print(f"  [{count}/{total}] {label} c={c:g} {method}: {rr['status']}, min R/R0={rr['relative_best']:.3g}, "
+                      f"final R/R0={rr['relative_final']:.3g}, max_s ‖W‖∞σ₁={rr['max_w_sigma1']:.3f} "
+                      f"({time.time() - t0:.1f} s)", flush=True)
+    short_proj = [r for r in rows if r["regime"] == "short" and r["method"] == "projected"]
+    worst = max(r["max_w_sigma1"] for r in short_proj)
+    alpha_m_s1 = (args.alphas[0] + args.rho / math.sqrt(args.m)) * sigma.sigma1
+    checks.append(check(f"P13: below the cutoff projected GD keeps max_s ‖W(s)‖_{{∞,∞}} σ₁ <= α_m σ₁ = {alpha_m_s1:.3g} "
+                        f"< 1 at every step size c ∈ {args.step_multipliers}", f"{SOURCE}, Remark 5 (spec 003 P13)",
+                        worst, alpha_m_s1, worst <= alpha_m_s1 * (1 + 1e-12) and alpha_m_s1 < 1,
+                        predictions=["003-P13"]))
+
+    def largest_good(method, label):  # largest c whose final loss is <= 0.1 R(0) and that did not diverge
+        good = [r["c"] for r in rows if r["method"] == method and r["regime"] == label and r["status"] == "completed"
+                and r["relative_final"] <= 0.1]
+        return max(good) if good else None
+
+    plain_short = [r for r in rows if r["regime"] == "short" and r["method"] == "plain"]
+    finding = {
+        "largest_c_final_below_0.1R0": {f"{m}_{lab}": largest_good(m, lab) for m in ("projected", "plain")
+                                        for lab in ("short", "long")},
+        "plain_gd_lower_best_loss_fraction": float(np.mean([
+            p["relative_best"] < q["relative_best"] for p, q in zip(
+                [r for r in rows if r["method"] == "plain"], [r for r in rows if r["method"] == "projected"])])),
+        "plain_gd_max_w_sigma1_short": max(r["max_w_sigma1"] for r in plain_short),
+        "note": "spec 003 P13 derives 'plain GD needs a much smaller η' from the theorems' sufficient step sizes; "
+                "this compares the two methods at equal η (not a check: the theory bounds, it does not predict "
+                "instability)",
+    }
+    results["part_f"] = {"T": T, "rows": rows, "finding": finding}
+    print(f"  P13 finding: {finding}", flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------- figures
+def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sigma = gflow.ACTIVATIONS[args.activation]
+    z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
+    ax = axes[0, 0]
+    for zz, c in mu_curves.items():
+        ax.semilogy(ts_mu, c, label=f"z = {zz:g}")
+    ax.set_xlabel("T")
+    ax.set_ylabel("μ_T = μ_{0,T}(z) μ_{1,T}(z)")
+    ax.set_title("P11(a): memory functions, bounded / polynomial / exponential")
+    ax.legend(fontsize=8)
+    ax = axes[0, 1]
+    colors = {"short": "C0", "long": "C3"}
+    for (lab, r), c in g_curves.items():
+        ax.semilogy(ts_g, c, color=colors[lab], ls="-" if r == 1.0 else "--",
+                    label=f"ασ₁ = {z[lab]:g}, ‖X_t‖ <= {r:g}")
+    for lab, b in g_bound.items():
+        ax.semilogy(ts_g, b, color=colors[lab], ls=":", lw=1, label=f"bound σ₁μ₀√(σ₀²+1), ασ₁ = {z[lab]:g}")
+    ax.set_ylim(1e-6, 1e4)
+    ax.set_xlabel("t")
+    ax.set_ylabel("max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init")
+    ax.set_title("P3 / P11(b): hidden-state gradients (bound for unit inputs)")
+    ax.legend(fontsize=7)
+    ax = axes[1, 0]
+    for lab in ("short", "long"):
+        rr = [r for r in e_rows if r["regime"] == lab]
+        ax.semilogy([r["T"] for r in rr], [r["relative_best"] for r in rr], "o", color=colors[lab], alpha=0.5)
+        med = [np.median([r["relative_best"] for r in rr if r["T"] == T]) for T in args.lengths]
+        ax.semilogy(args.lengths, med, "-", color=colors[lab],
+                    label=f"α_m σ₁ = {rr[0]['alpha_m_sigma1']:.3g} (median of {args.seeds})")
+    ax.set_xlabel("sequence length T")
+    ax.set_ylabel("min_s R_S(Θ(s)) / R_S(Θ(0))")
+    ax.set_title(f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
+    ax.legend(fontsize=8)
+    ax = axes[1, 1]
+    for method, ls in (("projected", "-"), ("plain", "--")):
+        for lab in ("short", "long"):
+            rr = [r for r in f_rows if r["method"] == method and r["regime"] == lab]
+            ax.loglog([r["c"] for r in rr], [r["relative_final"] for r in rr], ls, marker="o", color=colors[lab],
+                      label=f"{method} GD, ασ₁ = {z[lab]:g}")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set_xlabel("step multiplier c (η = c/(T√τ))")
+    ax.set_ylabel("final R_S / R_S(Θ(0))")
+    ax.set_title(f"P13: projected vs plain GD at T = {args.p13_length}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, args.out, "memory_cutoff.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ax = axes[0]
+    for (lab, T), (w_use, u_use) in usage.items():
+        if T in (args.lengths[0], args.lengths[-1]):
+            s = np.arange(len(w_use))
+            ax.plot(s, w_use, color=colors[lab], ls="-" if T == args.lengths[-1] else ":", lw=1,
+                    label=f"√m max|ΔW_ii|/ρ_w, ασ₁={z[lab]:g}, T={T}")
+            ax.plot(s, u_use, color=colors[lab], ls="--" if T == args.lengths[-1] else "-.", lw=1,
+                    label=f"√m max‖ΔU_i‖/ρ_u, ασ₁={z[lab]:g}, T={T}")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xlabel("iteration s")
+    ax.set_ylabel("constraint usage (<= 1)")
+    ax.set_ylim(0, 1.1)
+    ax.set_title("P8(a): per-neuron constraints along projected GD")
+    ax.legend(fontsize=6)
+    ax = axes[1]
+    for (lab, T), traj in trajs.items():
+        ax.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
+                    alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
+                    label=f"ασ₁={z[lab]:g}, T={T}")
+    ax.set_xlabel("iteration s")
+    ax.set_ylabel("R_S(Θ(s)) / R_S(Θ(0))")
+    ax.set_title("projected GD loss curves (seed 0)")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    save_figure(fig, args.out, "projected_gd.png")
+
+
+def main(argv=None):
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    checks, results = [], {}
+    sigma = gflow.ACTIVATIONS[args.activation]
+    print(f"memory_cutoff: {args.activation}, α = {args.alphas} (ασ₁ = {[a * sigma.sigma1 for a in args.alphas]}), "
+          f"m = {args.m}, d = {args.d}, n = {args.n}, τ = {args.tau}, T ∈ {args.lengths}", flush=True)
+    print("A. zero output at init (P1)", flush=True)
+    part_a(args, checks, results)
+    print("B. Proposition 1 vs autodiff (P2)", flush=True)
+    part_b(args, checks, results)
+    print("C. memory functions (P11a); D. gradient norms at init (P3, P11b)", flush=True)
+    ts_mu, mu_curves = part_c(args, checks, results)
+    ts_g, g_curves, g_bound = part_d(args, checks, results)
+    e_rows, usage, trajs = part_e(args, checks, results)
+    f_rows = part_f(args, checks, results)
+    traj_dir = os.path.join(args.out, "trajectories")
+    for (lab, T), traj in trajs.items():
+        if T == args.lengths[-1]:
+            traj.save(os.path.join(traj_dir, f"projected_{lab}_T{T}"))
+    make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows)
+    config = dict(vars(args))
+    config["alpha_m_sigma1"] = [(a + args.rho / math.sqrt(args.m)) * sigma.sigma1 for a in args.alphas]
+    config["loss"] = "R_S eq. (1): (1/n) Σ_j Σ_t (F_t − Y_t)², no 1/2"
+    config["teacher"] = "transport teacher eq. (8), same α as the student, v_w(±α) ~ U(−ν̄, ν̄), v_u = ν̄·unit vector"
+    summary = write_summary(args.out, "memory_cutoff", config, checks, results, started)
+    print_checks(checks)
+    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
+    return 0 if summary["all_passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,231 @@
+"""Regular-language recognition by seed 002's Elman RNN: train and test accuracy against width (seed 002 §4).
+
+Seed 002 (Panigrahi & Goyal 2021) says that D_{L1} (exactly one 1) and pattern matching (contains a substring) are
+efficiently representable in its concept class, that PARITY is "easily expressible", and that RNNs "perform well on
+regular language recognition" in experiments of an appendix that our copy lacks (spec 002 §4: probably Tomita
+grammars and an RMSProp-type optimizer; no sizes, languages or numbers survive). So this setup is ours:
+
+- strings of L = 10 bits; each language gets a label-balanced training set (N = 256) and a balanced test set
+  (512) whose strings are kept out of the training set where the language has enough strings (D_{L1} has only L
+  members, so its test members were seen in training; its non-members are half uniform, half "near misses" with
+  zero or two 1s, gflow.balanced_strings);
+- bits encoded as seed 002's normalized sequences (Def. 3.1, d = 4, ε_x = 0.1, bias tokens first and last;
+  gflow.encode_strings), so each string is a sequence of L + 2 tokens;
+- the paper's model (gflow.elman_panigrahi_goyal: ReLU, W, A ~ N(0, 2/m) trained, B ~ N(0, 2) fixed, λ = 1), square
+  loss on the last output against labels ±1, full-batch Adam (lr 3e-3, 600 steps) at widths m = 16 … 256; the
+  label is sign(F_L).
+
+Checks (thresholds fixed before the runs): spec 002 P6, the representable languages (D_{L1}, substring) reach test
+accuracy >= 0.75 (chance 0.5) at the largest width, and their test accuracy does not fall with width (largest >=
+smallest − 0.05); every language is fitted (train accuracy >= 0.95 at the largest width); spec 002 P5, the
+train–test gap of the representable languages does not grow with width (gap at the largest width <= gap at the
+smallest + 0.1). PARITY's test accuracy and gap are reported, not checked: whether it generalizes is the finding.
+
+Example:  python studies/regular_language.py --quick --out out/regular_language_quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # this checkout's gflow, not an installed copy
+import gflow  # noqa: E402
+from gflow._checks import GflowInputError  # noqa: E402
+from gflow._regular_languages import TOKEN_DIM  # noqa: E402
+
+from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+
+SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
+REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
+NAMES = {"d_l1": "D_L1 (exactly one 1)", "parity": "PARITY", "contains": "contains '{pattern}'"}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default="out/regular_language", help="output folder for figures, summary.json")
+    p.add_argument("--quick", action="store_true", help="two widths, one seed, smaller sets, fewer steps")
+    p.add_argument("--languages", nargs="+", default=list(gflow.LANGUAGES), help="languages (d_l1 parity contains)")
+    p.add_argument("--pattern", default="101", help="substring of the 'contains' language")
+    p.add_argument("--length", type=int, default=10, help="string length L (sequences have L + 2 tokens)")
+    p.add_argument("--widths", type=int, nargs="+", default=None, help="widths m (default 16 32 64 128 256; "
+                   "quick 16 64)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (language, width) (default 2; quick 1)")
+    p.add_argument("--n-train", type=int, default=None, help="training strings (default 256; quick 128)")
+    p.add_argument("--n-test", type=int, default=None, help="test strings (default 512; quick 256)")
+    p.add_argument("--steps", type=int, default=None, help="full-batch Adam steps (default 600; quick 400)")
+    p.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
+    p.add_argument("--eps-x", type=float, default=0.1, help="ε_x of the normalized sequences (seed 002 Def. 3.1)")
+    p.add_argument("--output-scale", type=float, default=1.0, help="λ (seed 002's small output factor)")
+    p.add_argument("--min-test", type=float, default=0.75, help="P6 threshold on test accuracy at the largest width")
+    args = p.parse_args(argv)
+    q = args.quick
+    args.widths = sorted(args.widths or ([16, 64] if q else [16, 32, 64, 128, 256]))
+    args.seeds = args.seeds if args.seeds is not None else (1 if q else 2)
+    args.n_train = args.n_train if args.n_train is not None else (128 if q else 256)
+    args.n_test = args.n_test if args.n_test is not None else (256 if q else 512)
+    args.steps = args.steps if args.steps is not None else (400 if q else 600)
+    validate(args)
+    return args
+
+
+def validate(args):
+    bad = [lang for lang in args.languages if lang not in gflow.LANGUAGES]
+    if bad or not args.languages:
+        raise GflowInputError(f"--languages must be among {gflow.LANGUAGES}, got {args.languages}")
+    if not set(REPRESENTABLE) & set(args.languages):
+        raise GflowInputError(f"--languages must include one of {REPRESENTABLE} (the checked ones)")
+    if len(args.widths) < 2 or min(args.widths) < 1:
+        raise GflowInputError(f"--widths needs at least two positive widths, got {args.widths}")
+    for name in ("seeds", "n_train", "n_test", "steps"):
+        if getattr(args, name) < 1:
+            raise GflowInputError(f"--{name.replace('_', '-')} must be a positive integer")
+    if args.n_train % 2 or args.n_test % 2:
+        raise GflowInputError("--n-train and --n-test must be even (balanced label sets)")
+    if not 3 <= args.length <= 20:
+        raise GflowInputError(f"--length must lie in 3 … 20, got {args.length}")
+    if not set(args.pattern) <= {"0", "1"} or not args.pattern or len(args.pattern) > args.length:
+        raise GflowInputError(f"--pattern must be a 0/1 string no longer than --length, got {args.pattern!r}")
+    if not all(v > 0 for v in (args.lr, args.eps_x, args.output_scale)) or not 0.5 < args.min_test < 1:
+        raise GflowInputError("--lr, --eps-x, --output-scale must be positive and --min-test in (0.5, 1)")
+
+
+def dataset(args, language, seed):
+    """(train inputs, train labels ±1, test inputs, test labels ±1, fraction of test strings seen in training)."""
+    z_tr, y_tr = gflow.balanced_strings(1000 + seed, language, args.n_train, args.length, pattern=args.pattern)
+    z_te, y_te = gflow.balanced_strings(2000 + seed, language, args.n_test, args.length, pattern=args.pattern,
+                                        exclude=z_tr)
+    seen = {tuple(z) for z in z_tr}
+    overlap = float(np.mean([tuple(z) in seen for z in z_te]))
+    enc = lambda z: gflow.encode_strings(z, args.eps_x)  # noqa: E731
+    return enc(z_tr), 2.0 * y_tr - 1.0, enc(z_te), 2.0 * y_te - 1.0, overlap
+
+
+@jax.jit
+def _accuracy(model, x, y):
+    return jnp.mean(jnp.sign(jax.vmap(model)(x)[:, -1]) == y)
+
+
+def train(args, x_tr, y_tr, m, seed):
+    labels = np.zeros((len(y_tr), args.length + 2))
+    labels[:, -1] = y_tr
+    loss = gflow.SampleLoss(x_tr, labels, steps="last")  # (1/N) Σ_n (λ F_L(x_n) − y_n)²
+    model0 = gflow.elman_panigrahi_goyal(jax.random.key(seed), m, TOKEN_DIM, output_scale=args.output_scale)
+    return gflow.run_adam(loss, model0, args.steps, lr=args.lr, save_at=20, progress=False,
+                          config={"study": "regular_language", "m": m})
+
+
+def make_figure(args, rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(args.languages), figsize=(5 * len(args.languages), 4.2), squeeze=False)
+    for ax, lang in zip(axes[0], args.languages):
+        for split, style in (("train", "o--"), ("test", "s-")):
+            med = [np.median([r[split] for r in rows if r["language"] == lang and r["m"] == m]) for m in args.widths]
+            pts = [(r["m"], r[split]) for r in rows if r["language"] == lang]
+            ax.semilogx(*zip(*pts), style[0], alpha=0.3, color="C0" if split == "train" else "C3")
+            ax.semilogx(args.widths, med, style, color="C0" if split == "train" else "C3",
+                        label=f"{split} (median of {args.seeds})")
+        ax.axhline(0.5, color="gray", ls=":", label="chance")
+        if lang in REPRESENTABLE:
+            ax.axhline(args.min_test, color="k", ls="--", lw=0.8, label=f"P6 threshold {args.min_test:g}")
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("width m")
+        ax.set_ylabel("accuracy of sign(F_L)")
+        ax.set_title(f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"Elman ReLU RNN (seed 002 init, W & A trained), Adam lr {args.lr:g}, {args.steps} steps, "
+                 f"N = {args.n_train}", fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, args.out, "accuracy_vs_width.png")
+
+
+def main(argv=None):
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    total = len(args.languages) * len(args.widths) * args.seeds
+    print(f"regular_language: {args.languages}, L = {args.length}, widths {args.widths}, {args.seeds} seed(s), "
+          f"N = {args.n_train}/{args.n_test}, Adam {args.steps} steps: {total} runs", flush=True)
+    count = 0
+    for lang in args.languages:
+        for seed in range(args.seeds):
+            x_tr, y_tr, x_te, y_te, overlap = dataset(args, lang, seed)
+            for m in args.widths:
+                count += 1
+                t0 = time.time()
+                traj = train(args, x_tr, y_tr, m, seed)
+                if traj.status != "completed":
+                    raise RuntimeError(f"{lang} m={m} seed {seed}: {traj.status} ({traj.message})")
+                final = traj.final
+                row = {"language": lang, "m": m, "seed": seed, "train": float(_accuracy(final, x_tr, y_tr)),
+                       "test": float(_accuracy(final, x_te, y_te)), "loss0": float(traj.loss[0]),
+                       "loss": float(traj.loss[-1]), "test_seen_in_train": overlap,
+                       "relative_movement": float(gflow.analysis.relative_movement(traj.model_at(0), final))}
+                rows.append(row)
+                print(f"  [{count}/{total}] {lang} m={m} seed {seed}: loss {row['loss0']:.3g} → {row['loss']:.3g}, "
+                      f"train {row['train']:.3f}, test {row['test']:.3f} ({time.time() - t0:.1f} s)", flush=True)
+
+    def med(lang, m, key):
+        return float(np.median([r[key] for r in rows if r["language"] == lang and r["m"] == m]))
+
+    lo, hi = args.widths[0], args.widths[-1]
+    checks = []
+    src = f"{SOURCE}, §4 regular languages (spec 002 §4, P6)"
+    for lang in args.languages:
+        name = NAMES[lang].format(pattern=args.pattern)
+        if lang in REPRESENTABLE:
+            checks += [
+                check(f"{name}: test accuracy at the largest width m = {hi} >= {args.min_test:g} (chance 0.5; median "
+                      "over seeds)", src, med(lang, hi, "test"), args.min_test, med(lang, hi, "test") >= args.min_test,
+                      predictions=["002-P6"]),
+                check(f"{name}: test accuracy does not fall with width (m = {hi} >= m = {lo} − 0.05)", src,
+                      med(lang, hi, "test") - med(lang, lo, "test"), -0.05,
+                      med(lang, hi, "test") >= med(lang, lo, "test") - 0.05, predictions=["002-P6"]),
+            ]
+        checks.append(check(f"{name}: fitted at the largest width (train accuracy >= 0.95)", src, med(lang, hi, "train"),
+                            0.95, med(lang, hi, "train") >= 0.95, predictions=["002-P6"]))
+        gap_lo = med(lang, lo, "train") - med(lang, lo, "test")
+        gap_hi = med(lang, hi, "train") - med(lang, hi, "test")
+        if lang in REPRESENTABLE:  # PARITY's gap is dominated by how well each width fits: reported, not checked
+            checks.append(check(f"{name}: train–test gap does not grow with width (gap at m = {hi} <= gap at m = {lo} "
+                                "+ 0.1)", f"{SOURCE}, Thm 3.1 sample complexity free of m (spec 002 P5)", gap_hi,
+                                gap_lo + 0.1, gap_hi <= gap_lo + 0.1, predictions=["002-P5"]))
+    findings = {lang: {"test_at_largest_width": med(lang, hi, "test"), "train_at_largest_width": med(lang, hi, "train"),
+                       "test_by_width": [med(lang, m, "test") for m in args.widths],
+                       "train_by_width": [med(lang, m, "train") for m in args.widths],
+                       "test_seen_in_train": float(np.mean([r["test_seen_in_train"] for r in rows
+                                                            if r["language"] == lang]))}
+                for lang in args.languages}
+    make_figure(args, rows)
+    config = dict(vars(args))
+    config.update({"model": "gflow.elman_panigrahi_goyal (ReLU; W, A ~ N(0, 2/m) trained; B ~ N(0, 2) fixed)",
+                   "token_encoding": "seed 002 Def. 3.1, d = 4: x̄(0) = (√3/2, 0, 1/2), x̄(1) = (0, √3/2, 1/2)",
+                   "loss": "SampleLoss, last step, (1/N) Σ (λ F_L − y)², y = ±1",
+                   "optimizer": "full-batch Adam (the paper's appendix, missing, probably used RMSProp)",
+                   "scaled_down": "widths up to 256 on 2 shared CPU cores (brief suggested up to 1024)"})
+    summary = write_summary(args.out, "regular_language", config, checks, {"rows": rows, "findings": findings},
+                            started)
+    print_checks(checks)
+    for lang, f in findings.items():
+        print(f"  {lang}: test accuracy at m = {hi}: {f['test_at_largest_width']:.3f} "
+              f"(train {f['train_at_largest_width']:.3f}; {100 * f['test_seen_in_train']:.0f} % of test strings seen)")
+    print(f"wrote {args.out}/summary.json and accuracy_vs_width.png in {time.time() - started:.1f} s")
+    return 0 if summary["all_passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
