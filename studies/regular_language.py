@@ -142,6 +142,8 @@ def make_figure(args, rows):
         if lang in REPRESENTABLE:
             ax.axhline(args.min_test, color="k", ls="--", lw=0.8, label=f"P6 threshold {args.min_test:g}")
         ax.set_ylim(0, 1.05)
+        ax.set_xticks(args.widths, [str(m) for m in args.widths], minor=False)
+        ax.set_xticks([], minor=True)
         ax.set_xlabel("width m")
         ax.set_ylabel("accuracy of sign(F_L)")
         ax.set_title(f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
