@@ -110,15 +110,15 @@ def r5(quick: bool, ref_rtol: float | None) -> Problem:
     teacher = gflow.elman_panigrahi_goyal(jax.random.key(10), 16, activation="tanh", output_scale=0.25)
     loss = gflow.SampleLoss.from_teacher(jax.random.key(11), teacher, n, length, steps="last")
     model0 = gflow.elman_panigrahi_goyal(jax.random.key(12), m, activation="tanh", output_scale=1.0 / math.sqrt(m))
-    notes = ["J (1024 × 65 792) is built one sequence at a time (SampleLoss.residual_jacobian) and refreshed every "
-             "4 steps (jacobian_every=4): its Gram matrix costs ~3× the step's 4 gradients"]
+    notes = ["J (1024 × 65 792) is built one sequence at a time (SampleLoss.residual_jacobian); the default solver "
+             "refreshes it every 4 steps (jacobian_every='auto': a materialized J above 2²² entries), because its "
+             "Gram matrix costs ~3× the step's 4 gradients"]
     if quick:
         notes.append("quick: m=64, 256 sequences instead of m=256, 1024")
     rr = ref_rtol if ref_rtol is not None else (1e-7 if quick else 1e-8)
     notes.append(f"reference at rtol {rr:g} (problem rtol 1e-6)")
     return Problem("R5", f"Elman RNN m={m} (tanh), {n} sample sequences, T={length}, last step supervised, t1=100",
                    loss, model0, 100.0, 1e-6, rr, atol_factor_for(model0), notes,
-                   solver=gflow.GaussNewtonRosenbrock(jacobian_every=4), solver_label="jacobian_every=4",
                    dense_note="skipped: the JAX Hessian of the sample loss (jacfwd of the gradient through 20 "
                               "recurrent steps × all sequences) needs ~77 GB of intermediates already at the quick "
                               "size (m=64)")

@@ -30,7 +30,7 @@ import jax.scipy.linalg as jsl
 import lineax as lx
 import numpy as np
 
-from ._checks import one_of
+from ._checks import GflowInputError, one_of
 from ._residual_jacobian import DenseResidualJacobian
 
 
@@ -128,10 +128,13 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
       matrix-free (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n;
       default 2²⁴, 134 MB), conjugate gradients otherwise (large nonlinear models on many samples).
     - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
-      ``residual_jacobian_operator``, else materialized in closed form or by m batched reverse passes) is recomputed every this many steps (default
-      every step) and reused in between. A W-method keeps its order with a lagged Jacobian, but on the
-      reference problem R1 lagging cost more in rejected steps than it saved. Under ``vmap`` the Jacobian is
-      refreshed for every member when any member needs it.
+      ``residual_jacobian_operator``, else materialized in closed form or by reverse passes) is recomputed every
+      this many steps and reused in between. A W-method keeps its order with a lagged Jacobian. ``"auto"``
+      (default): every step when J is matrix-free (on R1 lagging cost more in rejected steps than it saved),
+      every 4 steps when a materialized J has more than ``lag_min_entries`` entries (2²², where building J and
+      its Gram matrix costs more than the step's gradients; an m = 64 analog of R5 took 171 steps lagged, 172
+      not). Under
+      ``vmap`` the Jacobian is refreshed for every member when any member needs it.
     - Per step: 4 gradient evaluations (one reused from the previous step) and 4 linear solves.
     """
 
@@ -140,7 +143,8 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     woodbury_max_entries: int = eqx.field(static=True, default=2**27)
     cg_rtol: float = eqx.field(static=True, default=1e-12)
     cg_max_steps: int = eqx.field(static=True, default=500)
-    jacobian_every: int = eqx.field(static=True, default=1)
+    jacobian_every: int | str = eqx.field(static=True, default="auto")
+    lag_min_entries: int = eqx.field(static=True, default=2**22)
     tableau: RosenbrockTableau = eqx.field(static=True, default=ROS34PW2)
 
     term_structure: ClassVar = diffrax.AbstractTerm
@@ -152,6 +156,8 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     def __check_init__(self):
         one_of("linear_solver", self.linear_solver, ("auto", "woodbury", "cg"))
+        if self.jacobian_every != "auto" and not (isinstance(self.jacobian_every, int) and self.jacobian_every >= 1):
+            raise GflowInputError(f"`jacobian_every` must be 'auto' or an integer >= 1, got {self.jacobian_every!r}")
 
     def order(self, terms):
         return self.tableau.order
@@ -159,15 +165,26 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     def error_order(self, terms):
         return self.tableau.order
 
+    @staticmethod
+    def _matrix_free(flow, y0) -> bool:
+        operator = getattr(flow, "residual_jacobian_operator", None)
+        return operator is not None and not isinstance(jax.eval_shape(operator, y0), DenseResidualJacobian)
+
     def _uses_woodbury(self, flow, y0) -> bool:
         if self.linear_solver != "auto":
             return self.linear_solver == "woodbury"
         m = jax.eval_shape(flow.residuals, y0).shape[0]
         if m > self.woodbury_max_residuals:
             return False
-        operator = getattr(flow, "residual_jacobian_operator", None)
-        matrix_free = operator is not None and not isinstance(jax.eval_shape(operator, y0), DenseResidualJacobian)
-        return matrix_free or m * y0.size <= self.woodbury_max_entries
+        return self._matrix_free(flow, y0) or m * y0.size <= self.woodbury_max_entries
+
+    def _refresh_every(self, flow, y0) -> int:
+        if self.jacobian_every != "auto":
+            return self.jacobian_every
+        if self._matrix_free(flow, y0):
+            return 1
+        m = jax.eval_shape(flow.residuals, y0).shape[0]
+        return 4 if m * y0.size > self.lag_min_entries else 1
 
     @staticmethod
     def _jacobian(flow, y):
@@ -198,7 +215,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
         gamma = self.tableau.gamma
         a, cmat, m_sol, m_err = self.tableau.transformed()
         if self._uses_woodbury(flow, y0):
-            refresh = eqxi.nonbatchable(eqxi.unvmap_any(age >= self.jacobian_every)) | jumped
+            refresh = eqxi.nonbatchable(eqxi.unvmap_any(age >= self._refresh_every(flow, y0))) | jumped
             jac, gram = jax.lax.cond(refresh, lambda: self._jacobian(flow, y0), lambda: (jac, gram))
             age = jnp.where(refresh, 1, age + 1)
             solve = _WoodburySolve.build(jac, gram, 2.0 * h * gamma)

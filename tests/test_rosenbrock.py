@@ -151,3 +151,26 @@ def test_solver_rejects_terms_without_residuals():
     term = diffrax.ODETerm(lambda t, y, args: -y)
     with pytest.raises(TypeError, match="residuals"):
         diffrax.diffeqsolve(term, gflow.GaussNewtonRosenbrock(), 0.0, 1.0, 0.1, jnp.ones(2))
+
+
+def test_jacobian_lag_auto_rule():
+    """jacobian_every='auto': every step for a matrix-free J (linear SISO), every 4 steps for a materialized J above
+    lag_min_entries entries (a nonlinear SampleLoss); an explicit integer wins; anything else is refused."""
+    from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+
+    def flow_of(loss, model):
+        theta, static, unravel = flatten_model(model)
+        return GradientFlowTerm(loss, static, unravel), theta
+
+    linear = flow_of(gflow.PopulationLoss(gflow.teachers.delay(3), 8),
+                     gflow.initializers.gaussian(jax.random.key(0), 6, scale=0.1))
+    teacher = gflow.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh")
+    elman = flow_of(gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 8, 4, steps="last"),
+                    gflow.elman_panigrahi_goyal(jax.random.key(3), 6, activation="tanh"))
+    small = gflow.GaussNewtonRosenbrock(lag_min_entries=10)
+    assert small._refresh_every(*linear) == 1
+    assert small._refresh_every(*elman) == 4
+    assert gflow.GaussNewtonRosenbrock()._refresh_every(*elman) == 1  # 8 × 66 entries: below 2²²
+    assert gflow.GaussNewtonRosenbrock(jacobian_every=3)._refresh_every(*linear) == 3
+    with pytest.raises(gflow.GflowInputError, match="jacobian_every"):
+        gflow.GaussNewtonRosenbrock(jacobian_every=0)
