@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import time
@@ -10,6 +11,15 @@ import numpy as np
 
 from gflow._json import jsonable
 from gflow._trajectory import package_versions
+
+
+def study_parser(doc: str, out: str, out_help: str, quick_help: str) -> argparse.ArgumentParser:
+    """Every study's parser starts alike: its docstring's first paragraph as ``--help``, defaults shown,
+    ``--out`` (default ``out``) and ``--quick``."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", default=out, help=out_help)
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    return p
 
 
 def check(claim: str, source: str, value: float, threshold: float, passed: bool, **extra) -> dict:

@@ -22,7 +22,6 @@ Example:  python studies/balance_limit.py --quick --out out/balance_limit
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -35,16 +34,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gflow  # noqa: E402
 from gflow import analysis as an, initializers, teachers  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/balance_limit", help="output folder for figures, trajectories, summary.json")
-    p.add_argument("--quick", action="store_true", help="small sweep that finishes in well under a minute")
+    p = study_parser(__doc__, "out/balance_limit", "output folder for figures, trajectories, summary.json",
+                      "small sweep that finishes in well under a minute")
     p.add_argument("--d", type=int, default=25, help="student state dimension (Prop. 9 needs d > 20)")
     p.add_argument("--teacher-dim", type=int, default=5, help="balanced teacher dimension d̂")
     p.add_argument("--k", type=int, default=20, help="training sequence length")

@@ -35,7 +35,6 @@ Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -46,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gflow import analysis as an  # noqa: E402
 
 import _extrapolation_sweeps as xs  # noqa: E402
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 PANELS = {
@@ -80,10 +79,8 @@ PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/extrapolation_phase", help="output folder (figures, sweeps, summary.json)")
-    p.add_argument("--quick", action="store_true", help="few k values, one seed, shorter flows (about a minute)")
+    p = study_parser(__doc__, "out/extrapolation_phase", "output folder (figures, sweeps, summary.json)",
+                      "few k values, one seed, shorter flows (about a minute)")
     p.add_argument("--panels", nargs="+", choices=list(PANELS), default=list(PANELS),
                    help="which panels to run (fig5 needs fig1a, fig6 needs fig1b)")
     p.add_argument("--k-min", type=int, default=4, help="smallest training length (full mode)")

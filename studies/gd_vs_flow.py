@@ -27,7 +27,6 @@ Example:  python studies/gd_vs_flow.py --quick --out out/gd_vs_flow
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -40,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gflow  # noqa: E402
 from gflow import analysis as an, initializers, teachers  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
@@ -50,10 +49,8 @@ EDGE_FACTORS = (0.9, 1.5)  # GD runs at these multiples of the stability edge (r
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/gd_vs_flow", help="output folder for figures, trajectories, summary.json")
-    p.add_argument("--quick", action="store_true", help="small sizes that finish in well under a minute")
+    p = study_parser(__doc__, "out/gd_vs_flow", "output folder for figures, trajectories, summary.json",
+                      "small sizes that finish in well under a minute")
     p.add_argument("--d-balanced", type=int, default=None, help="student dimension, seed-000 problem "
                    "(default 40 as in seed 000 Fig. 1a; quick: 20)")
     p.add_argument("--d-memoryless", type=int, default=20, help="student dimension, seed-001 problem")

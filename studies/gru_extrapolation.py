@@ -47,7 +47,6 @@ Example:  python studies/gru_extrapolation.py --quick --out out/gru_extrapolatio
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -64,7 +63,7 @@ from gflow import initializers, nonlinear_teachers as nt, teachers  # noqa: E402
 from gflow._checks import GflowInputError  # noqa: E402
 from gflow._json import jsonable  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
@@ -88,10 +87,8 @@ def _ints(text):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/gru_extrapolation", help="output folder (figures, runs/, summary.json)")
-    p.add_argument("--quick", action="store_true", help="tiny widths, grids and step counts (a smoke test)")
+    p = study_parser(__doc__, "out/gru_extrapolation", "output folder (figures, runs/, summary.json)",
+                      "tiny widths, grids and step counts (a smoke test)")
     p.add_argument("--parts", nargs="+", choices=["A", "B"], default=["A", "B"],
                    help="A: seed 000 Fig. 2 (GRU teacher, k_g sweep); B: seed 001 Figs. 1, 2, 5")
     a = p.add_argument_group("part A (seed 000 Fig. 2)")

@@ -22,7 +22,6 @@ Example:  python studies/init_scale.py --quick --out out/init_scale
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -33,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gflow import analysis as an  # noqa: E402
 
 import _extrapolation_sweeps as xs  # noqa: E402
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
 PANEL = {"init_scale": {"teacher": "balanced", "teacher_dim": 5, "student": "general", "d": 40}}
@@ -41,10 +40,8 @@ EXTRAPOLATES = 0.1  # relative tail error at or below which a k counts as extrap
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/init_scale", help="output folder (figure, sweep, summary.json)")
-    p.add_argument("--quick", action="store_true", help="two scales, three k, one seed (about a minute)")
+    p = study_parser(__doc__, "out/init_scale", "output folder (figure, sweep, summary.json)",
+                      "two scales, three k, one seed (about a minute)")
     p.add_argument("--scales", type=float, nargs="+", default=None,
                    help="initialization scales (default 1e-5 1e-3 1e-2 1e-1; quick: 1e-5 1e-1)")
     p.add_argument("--ks", type=int, nargs="+", default=None, help="training lengths (default 4, 6, …, 30; quick: 8 14 20)")

@@ -45,7 +45,6 @@ Example:  python studies/lazy_width.py --quick --out out/lazy_width_quick
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -62,7 +61,7 @@ import gflow  # noqa: E402
 from gflow import analysis as an, nonlinear_teachers as nt  # noqa: E402
 from gflow._checks import GflowInputError  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
            "003": "seed 003 (Cayci & Eryilmaz)"}
@@ -94,10 +93,8 @@ SOLVER_RTOL = 0.1  # η̄ vs η̄/4: movement and linearization error within 10 
 
 # ------------------------------------------------------------------------------------------------ arguments
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/lazy_width", help="output folder for the figure and summary.json")
-    p.add_argument("--quick", action="store_true", help="widths 64 … 512, one seed")
+    p = study_parser(__doc__, "out/lazy_width", "output folder for the figure and summary.json",
+                      "widths 64 … 512, one seed")
     p.add_argument("--widths", type=int, nargs="+", default=None,
                    help="hidden widths m, powers of two (default 64 … 4096; quick: 64 … 512)")
     p.add_argument("--seeds", type=int, default=None, help="random initializations per width (default 2; quick: 1)")

@@ -29,7 +29,6 @@ Example:  python studies/memory_cutoff.py --quick --out out/memory_cutoff_quick
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -49,17 +48,15 @@ from gflow import analysis as an  # noqa: E402
 from gflow._checks import GflowInputError  # noqa: E402
 from gflow.nonlinear_teachers import transport_teacher  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/memory_cutoff", help="output folder for figures, trajectories, summary.json")
-    p.add_argument("--quick", action="store_true", help="small width, few lengths, one seed, short runs")
+    p = study_parser(__doc__, "out/memory_cutoff", "output folder for figures, trajectories, summary.json",
+                      "small width, few lengths, one seed, short runs")
     p.add_argument("--activation", default="tanh", help="C² activation: tanh, logistic or gaussian (spec 003 §1.2)")
     p.add_argument("--alphas", type=float, nargs=2, default=None, metavar=("SHORT", "LONG"),
                    help="|W_ii(0)| below and above the cutoff 1/σ₁ (default 0.5 and 1.5 times 1/σ₁)")

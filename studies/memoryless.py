@@ -35,7 +35,6 @@ Example:  python studies/memoryless.py --quick --out out/memoryless
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -48,17 +47,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gflow  # noqa: E402
 from gflow import analysis as an, initializers, teachers  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/memoryless", help="output folder for figures, trajectories, summary.json")
-    p.add_argument("--quick", action="store_true", help="fewer seeds and scales, shorter flows")
+    p = study_parser(__doc__, "out/memoryless", "output folder for figures, trajectories, summary.json",
+                      "fewer seeds and scales, shorter flows")
     p.add_argument("--w", type=float, default=1.0, help="memoryless teacher w* (> 0 for Theorem 6.1)")
     p.add_argument("--d", type=int, default=10, help="student dimension for parts B–F")
     p.add_argument("--k", type=int, default=5, help="training length for parts B, E, F (Theorem 6.1 needs k >= 3)")

@@ -20,7 +20,6 @@ Example:  python studies/moment_pairs.py --quick --out out/moment_pairs
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -32,16 +31,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gflow  # noqa: E402
 from gflow import analysis as an, initializers, teachers  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/moment_pairs", help="output folder for figures, trajectories, summary.json")
-    p.add_argument("--quick", action="store_true", help="fewer random students and a shorter flow")
+    p = study_parser(__doc__, "out/moment_pairs", "output folder for figures, trajectories, summary.json",
+                      "fewer random students and a shorter flow")
     p.add_argument("--students", type=int, default=None, help="random students for the equal-loss check "
                    "(default 200; quick: 20)")
     p.add_argument("--d", type=int, default=8, help="student dimension for the flows (d > k)")

@@ -26,7 +26,6 @@ Example:  python studies/regular_language.py --quick --out out/regular_language_
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -42,7 +41,7 @@ import gflow  # noqa: E402
 from gflow._checks import GflowInputError  # noqa: E402
 from gflow._regular_languages import TOKEN_DIM  # noqa: E402
 
-from _common import check, print_checks, save_figure, write_summary  # noqa: E402
+from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
 REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
@@ -50,10 +49,8 @@ NAMES = {"d_l1": "D_L1 (exactly one 1)", "parity": "PARITY", "contains": "contai
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default="out/regular_language", help="output folder for figures, summary.json")
-    p.add_argument("--quick", action="store_true", help="two widths, one seed, smaller sets, fewer steps")
+    p = study_parser(__doc__, "out/regular_language", "output folder for figures, summary.json",
+                      "two widths, one seed, smaller sets, fewer steps")
     p.add_argument("--languages", nargs="+", default=list(gflow.LANGUAGES), help="languages (d_l1 parity contains)")
     p.add_argument("--pattern", default="101", help="substring of the 'contains' language")
     p.add_argument("--length", type=int, default=10, help="string length L (sequences have L + 2 tokens)")
