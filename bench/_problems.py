@@ -25,8 +25,6 @@ class Problem:
     ref_rtol: float
     atol_factor: float  # atol = atol_factor × rtol for every method of this problem (and the reference)
     notes: list = dataclasses.field(default_factory=list)
-    solver: Any = "auto"  # gflow's solver for this problem (and its reference)
-    solver_label: str = "default"
     dense_note: str | None = None  # why the dense-Jacobian baselines are skipped even when n² would fit
 
     @property

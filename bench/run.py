@@ -112,18 +112,18 @@ def add_accuracy(row, ref: Reference):
 # --------------------------------------------------------------------------------------------------
 # gflow runs
 # --------------------------------------------------------------------------------------------------
-def gflow_compile(loss, model0, t1, rtol, atol, solver="auto"):
+def gflow_compile(loss, model0, t1, rtol, atol):
     """First call: compiles (t1, rtol, atol are traced, so a tiny t1 compiles the same program)."""
     c0 = _now()
-    gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, progress=QUIET, solver=solver)
+    gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, progress=QUIET)
     return _now() - c0
 
 
-def gflow_run(label, loss, model0, t1, rtol, atol, repeats=1, compile_s=None, solver="auto"):
+def gflow_run(label, loss, model0, t1, rtol, atol, repeats=1, compile_s=None):
     best, traj = math.inf, None
     for _ in range(repeats):
         s = _now()
-        tr = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, progress=QUIET, solver=solver)
+        tr = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, progress=QUIET)
         w = _now() - s
         if w < best:
             best, traj = w, tr
@@ -155,11 +155,11 @@ def run_problem(p: P.Problem, args) -> dict:
            "notes": list(p.notes)}
 
     # reference (also compiles gflow's default solver for this problem)
-    compile_s = gflow_compile(p.loss, p.model0, p.t1, p.rtol, p.atol, p.solver)
+    compile_s = gflow_compile(p.loss, p.model0, p.t1, p.rtol, p.atol)
     log(f"    gflow compile (first call): {compile_s:.2f} s")
     log(f"    reference: gflow default at rtol {p.ref_rtol:g} ...")
     ref_row, ref = gflow_run("reference (gflow, rtol %g)" % p.ref_rtol, p.loss, p.model0, p.t1, p.ref_rtol,
-                             p.ref_atol, solver=p.solver)
+                             p.ref_atol)
     reference = Reference(p.model0, ref)
     log(f"      {ref.status}, {ref_row['steps']} steps, {ref_row['wall_s']:.2f} s, final loss "
         f"{ref_row['final_loss']:.3e}")
@@ -168,12 +168,11 @@ def run_problem(p: P.Problem, args) -> dict:
     out["reference"] = {k: v for k, v in ref_row.items() if k not in ("theta", "saved")}
 
     rows = []
-    label = "gflow default" if p.solver_label == "default" else f"gflow {p.solver_label}"
-    log(f"    {label} at the problem rtol ...")
-    g_row, g_traj = gflow_run(label, p.loss, p.model0, p.t1, p.rtol, p.atol, compile_s=compile_s, solver=p.solver)
+    log("    gflow default at the problem rtol ...")
+    g_row, g_traj = gflow_run("gflow default", p.loss, p.model0, p.t1, p.rtol, p.atol, compile_s=compile_s)
     if g_row["wall_s"] < 10.0 and not args.quick:  # cheap: take the best of two warm calls (the machine may be shared)
-        g_row, g_traj = gflow_run(label, p.loss, p.model0, p.t1, p.rtol, p.atol, repeats=2,
-                                  compile_s=compile_s, solver=p.solver)
+        g_row, g_traj = gflow_run("gflow default", p.loss, p.model0, p.t1, p.rtol, p.atol, repeats=2,
+                                  compile_s=compile_s)
     rows.append(add_accuracy(g_row, reference))
     log(f"      {g_row['status']}, {g_row['wall_s']:.3f} s")
 
@@ -234,7 +233,7 @@ def run_problem(p: P.Problem, args) -> dict:
 
 def ratios(rows) -> dict:
     """wall(method) / wall(gflow default); a lower bound ("> x") for methods stopped by the budget."""
-    g = next(r for r in rows if r["method"].startswith("gflow"))
+    g = next(r for r in rows if r["method"] == "gflow default")
     gw = g["wall_s"]
     res = {}
     for r in rows:

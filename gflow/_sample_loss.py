@@ -57,9 +57,8 @@ class SampleLoss(eqx.Module):
 
     inputs: jax.Array
     labels: jax.Array
-    step_weights: jax.Array
     convention: str = eqx.field(static=True)
-    supervised: tuple[int, ...] = eqx.field(static=True)  # 0-based supervised steps (where step_weights = 1)
+    supervised: tuple[int, ...] = eqx.field(static=True)  # 0-based supervised steps
 
     def __init__(self, inputs, labels, *, steps="all", convention: str = "L"):
         self.convention = one_of("convention", convention, CONVENTIONS)
@@ -69,9 +68,7 @@ class SampleLoss(eqx.Module):
             raise GflowInputError(f"`labels` must hold a target for every sequence and step, shape {x.shape[:2]} "
                                   f"(+ (n_out,)), got {y.shape}")
         self.inputs, self.labels = jnp.asarray(x), jnp.asarray(y)
-        weights = _step_weights(steps, x.shape[1])
-        self.step_weights = jnp.asarray(weights)
-        self.supervised = tuple(int(t) for t in np.flatnonzero(weights))
+        self.supervised = tuple(int(t) for t in np.flatnonzero(_step_weights(steps, x.shape[1])))
 
     @classmethod
     def from_teacher(cls, key, teacher: Callable, n: int, length: int, *, sampler: Callable | None = None,
@@ -87,6 +84,11 @@ class SampleLoss(eqx.Module):
             raise GflowInputError(f"`sampler` must return an array of shape ({n}, {length}[, n_in]), got {x.shape}")
         y = jax.lax.stop_gradient(jax.vmap(teacher)(x))
         return cls(x, y, steps=steps, convention=convention)
+
+    @property
+    def step_weights(self) -> jax.Array:
+        """w_t, t = 1 … T: 1 at the supervised steps, 0 elsewhere."""
+        return jnp.zeros(self.length).at[np.asarray(self.supervised)].set(1.0)
 
     # The dataset's bookkeeping is EmpiricalLoss's (n, length, scale; full_loss is the loss itself).
     n = EmpiricalLoss.n
@@ -125,8 +127,7 @@ class SampleLoss(eqx.Module):
         # in chunks of 64 sequences: a reverse pass keeps every recurrent step's cotangents, per sequence
         rows = jax.lax.map(lambda x: jax.jacrev(outputs)(params, x), self.inputs, batch_size=min(self.n, 64))
         m = self.n * idx.size * int(np.prod(self.labels.shape[2:], dtype=int))
-        return jax.tree_util.tree_map(lambda leaf: leaf.reshape((m,) + leaf.shape[2 + self.labels.ndim - 2:]),
-                                      rows)
+        return jax.tree_util.tree_map(lambda leaf: leaf.reshape((m,) + leaf.shape[self.labels.ndim:]), rows)
 
     def __call__(self, model) -> jax.Array:
         r = self.residuals(model)

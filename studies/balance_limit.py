@@ -112,6 +112,11 @@ def run_one(loss, model0, tau, args, rtol):
     }
 
 
+def student_start(seed: int, eps: float, args):
+    """The general student at scale ε for seed ``seed``: the same starts for both signs of w0."""
+    return initializers.gaussian(jax.random.key(1000 + seed), args.d, scale=eps, convention=args.init_convention)
+
+
 def negated_teacher(teacher):
     """The teacher with its output negated (Ĉ → −Ĉ): every h_j, and w0 = ĈB̂, change sign."""
     return eqx.tree_at(lambda t: t.C, teacher, -teacher.C)
@@ -128,8 +133,7 @@ def sign_swap(teacher, args) -> dict:
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, abs(w0), args.convention)
         for s in range(n_seed):
-            model0 = initializers.gaussian(jax.random.key(1000 + s), args.d, scale=eps,
-                                           convention=args.init_convention)
+            model0 = student_start(s, eps, args)
             traj, r = run_one(loss, model0, tau, args, args.rtol)
             i_tau = int(np.argmin(np.abs(traj.ts - tau)))
             ratio[i, s] = 1.0 / traj.diagnostics["rho_bal"][i_tau]
@@ -178,8 +182,7 @@ def main(argv=None):
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, w0, args.convention)
         for s in range(n_seed):
-            model0 = initializers.gaussian(jax.random.key(1000 + s), args.d, scale=eps,
-                                           convention=args.init_convention)
+            model0 = student_start(s, eps, args)
             for tol_name, rtol in (("default", args.rtol), ("tight", tight)):
                 traj, r = run_one(loss, model0, tau, args, rtol)
                 for f in fields:
