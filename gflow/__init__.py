@@ -1,9 +1,11 @@
 """gflow: gradient-flow simulation of the training dynamics of recurrent networks (float64 by default)."""
 
 from . import _dtype  # noqa: F401  (enables float64 before anything else touches JAX)
+from . import _compilation_cache  # noqa: F401  (JAX's persistent compilation cache, see its docstring)
 from . import analysis as analysis, initializers as initializers, teachers as teachers
 from . import nonlinear_teachers as nonlinear_teachers
 from ._activations import Activation as Activation, ACTIVATIONS as ACTIVATIONS
+from ._batching import batch_length as batch_length, repeat as repeat_module, stack as _stack_modules
 from ._checks import GflowInputError as GflowInputError
 from ._discrete import (
     log_save_steps as log_save_steps,
@@ -18,6 +20,7 @@ from ._empirical_loss import (
     FreshGaussianSequences as FreshGaussianSequences,
     gaussian_sequences as gaussian_sequences,
 )
+from ._flow_batch import FlowBatch as FlowBatch
 from ._flow import (
     log_save_times as log_save_times,
     register_solver as register_solver,
@@ -68,5 +71,12 @@ from .sweep import (
     run_sweep as run_sweep,
     SweepRun as SweepRun,
 )
+
+
+
+def stack_modules(modules, name: str = "modules"):
+    """Equal-structure modules stacked along a new leading batch axis (the input :func:`solve_flows` takes)."""
+    return _stack_modules(list(modules), name)
+
 
 __version__ = "0.1.0"

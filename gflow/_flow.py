@@ -15,7 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jax.sharding import PartitionSpec
+
+from ._batching import BATCH_AXIS, batch_length, bucket_size, is_stacked, local_devices, mesh_over, pad_to, place, \
+    stack, take
 from ._checks import GflowInputError, positive_float, positive_int
+from ._flow_batch import FlowBatch, build as build_batch
 from ._gradient_flow_term import GradientFlowTerm, flatten_model
 from ._progress import LogTimeProgressMeter
 from ._trajectory import Trajectory
@@ -136,26 +141,56 @@ _SAVED_STATES_PER_BATCH = 8
 
 
 @eqx.filter_jit
-def _integrate_batch(losses, models0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
-                     watch_loss):
-    def one(loss, model0, diverge):
-        return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
-                              watch_loss)
+def _integrate_batch(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
+                     watch_loss, mesh):
+    """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
+    lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
 
-    return jax.vmap(one)(losses, models0, diverge)
+    def local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss):
+        def one(loss, model0, diverge, atol):
+            return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps,
+                                  meter, watch_loss)
+
+        return eqx.filter_vmap(one)(losses, models0, diverge, atol)
+
+    if mesh is None:
+        return local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss)
+    batched, static = eqx.partition((losses, models0, diverge, atol), eqx.is_array)
+    shared = (t0, t1, ts, rtol, stop_loss)
+    rows, every = PartitionSpec(BATCH_AXIS), PartitionSpec()
+    return jax.shard_map(lambda b, c: local(*eqx.combine(b, static), *c), mesh=mesh,
+                         in_specs=(jax.tree_util.tree_map(lambda _: rows, batched), (every,) * len(shared)),
+                         out_specs=rows, check_vma=False)(batched, shared)
 
 
 @eqx.filter_jit
 def _evaluate_diagnostics(functions, template, params):
+    """name → f(model) at every row of ``params`` (S, n), a few rows at a time."""
     _, static, unravel = flatten_model(template)
     return {name: jax.lax.map(lambda y: f(eqx.combine(unravel(y), static)), params,
                               batch_size=_SAVED_STATES_PER_BATCH) for name, f in functions.items()}
 
 
+@eqx.filter_jit
+def _initial_values(losses, models0):
+    """(θ0, L(θ0)) of every flow of a stacked batch, in one compiled call."""
+
+    def one(loss, model):
+        theta, _, _ = flatten_model(model)
+        return theta, loss(model)
+
+    return eqx.filter_vmap(one)(losses, models0)
+
+
 def default_atol(rtol: float, theta0) -> float:
     """rtol × (RMS of the initial parameters, capped at 1): relative accuracy even from tiny initializations."""
-    rms = float(np.sqrt(np.mean(np.asarray(theta0) ** 2))) if np.size(theta0) else 1.0
-    return rtol * min(1.0, rms) if rms > 0 else rtol * 1e-12
+    return float(_default_atols(rtol, np.asarray(theta0).reshape(1, -1))[0])
+
+
+def _default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
+    """:func:`default_atol` of every row of ``thetas`` (B, n)."""
+    rms = np.sqrt(np.mean(thetas ** 2, axis=1)) if thetas.shape[1] else np.ones(thetas.shape[0])
+    return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
 
 
 class _Setup(eqx.Module):
@@ -165,7 +200,7 @@ class _Setup(eqx.Module):
     t1: float
     ts: np.ndarray
     rtol: float
-    atol: float
+    atol: float | None
     stop_loss: float | None
     diverge_factor: float
     max_steps: int
@@ -174,6 +209,14 @@ class _Setup(eqx.Module):
     solver_name: str
     progress: bool | str
 
+    @property
+    def evaluations_per_step(self):
+        return getattr(self.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(self.solver))
+
+    @property
+    def linear_solves_per_step(self):
+        return getattr(self.solver, "linear_solves_per_step", None)
+
 
 @eqx.filter_jit
 def _loss_value(loss, model):
@@ -181,9 +224,13 @@ def _loss_value(loss, model):
     return loss(model)
 
 
-def _check_model_and_loss(loss, model0, name="model0"):
+def _check_callable_loss(loss, name="loss"):
     if not callable(loss):
-        raise GflowInputError(f"`loss` must be callable on a model, got {type(loss).__name__}")
+        raise GflowInputError(f"`{name}` must be callable on a model, got {type(loss).__name__}")
+
+
+def _check_model_and_loss(loss, model0, name="model0"):
+    _check_callable_loss(loss)
     if not isinstance(model0, eqx.Module):
         raise GflowInputError(f"`{name}` must be an equinox module (e.g. gflow.LinearRNN), got {type(model0).__name__}")
     theta0, _, _ = flatten_model(model0)
@@ -195,13 +242,13 @@ def _check_model_and_loss(loss, model0, name="model0"):
     return theta0, loss0
 
 
-def _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress):
+def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress):
     t0 = float(t0)
     t1 = positive_float("t1", t1)
     if not np.isfinite(t0) or t1 <= t0:
         raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
     rtol = positive_float("rtol", rtol)
-    atol = default_atol(rtol, theta0) if atol is None else positive_float("atol", atol)
+    atol = None if atol is None else positive_float("atol", atol)
     solver_obj, solver_name = make_solver(solver)
     return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol,
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
@@ -211,75 +258,33 @@ def _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_facto
                   progress=progress if progress == "auto" else bool(progress))
 
 
-def _diverge_thresholds(setup, theta0, loss0):
-    """(loss, parameter) levels beyond which a run is stopped as diverged: diverge_factor × max(|L0|, 1) and
-    diverge_factor × max(max|θ0|, 1)."""
-    scale = max(float(jnp.max(jnp.abs(theta0))) if np.size(theta0) else 1.0, 1.0)
-    return _f64([setup.diverge_factor * max(abs(loss0), 1.0), setup.diverge_factor * scale])
+def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
+    """(B, 2): the (loss, parameter) levels beyond which a run is stopped as diverged, diverge_factor ×
+    max(|L0|, 1) and diverge_factor × max(max|θ0|, 1)."""
+    scale = np.maximum(np.max(np.abs(thetas), axis=1, initial=0.0), 1.0)
+    return setup.diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0), scale], axis=1)
+
+
+def _atols(setup, thetas: np.ndarray) -> np.ndarray:
+    return np.full(thetas.shape[0], setup.atol) if setup.atol is not None else _default_atols(setup.rtol, thetas)
 
 
 def _f64(x):
     return jnp.asarray(x, dtype=jnp.float64)  # traced, so a new value does not recompile
 
 
-def _solver_args(setup: _Setup):
-    return (setup.solver, _f64(setup.t0), _f64(setup.t1), _f64(setup.ts), _f64(setup.rtol), _f64(setup.atol),
+def _shared_args(setup: _Setup):
+    return (_f64(setup.t0), _f64(setup.t1), _f64(setup.ts), _f64(setup.rtol),
             _f64(-np.inf if setup.stop_loss is None else setup.stop_loss))
 
 
-def _to_trajectory(setup: _Setup, loss, model0, theta0, loss0, out, wall, config) -> Trajectory:
-    sol_ts, ys, losses, hit_max_steps, succeeded, steps, accepted, rejected = (np.asarray(o) for o in out)
-    keep = np.isfinite(sol_ts)
-    # The final state (SaveAt t1=True) is the last row; drop it when it repeats the last saved time.
-    idx = np.flatnonzero(keep)
-    if len(idx) >= 2 and sol_ts[idx[-1]] == sol_ts[idx[-2]]:
-        keep[idx[-2]] = False
-    sol_ts, ys, losses = sol_ts[keep], ys[keep], losses[keep]
-    final_loss = losses[-1]
-    diverge_loss, diverge_norm = (float(x) for x in _diverge_thresholds(setup, theta0, loss0))
-    last = ys[np.flatnonzero(np.isfinite(sol_ts))[-1]] if len(ys) else np.asarray(theta0)
-    blew_up = not np.all(np.isfinite(last)) or float(np.max(np.abs(last), initial=0.0)) > diverge_norm
-    if bool(hit_max_steps):
-        status = "max_steps"
-        message = f"reached max_steps={setup.max_steps} at t={sol_ts[-1]:.4g} before t1={setup.t1:.4g}"
-    elif blew_up or not np.isfinite(final_loss) or abs(final_loss) > diverge_loss or not bool(succeeded):
-        status = "diverged"
-        message = (f"the parameters or |loss| became non-finite or grew by more than {setup.diverge_factor:.0e}× "
-                   f"at t={sol_ts[-1]:.4g}" if bool(succeeded)
-                   else "the solver failed (step size collapsed or non-finite values)")
-    elif setup.stop_loss is not None and final_loss <= setup.stop_loss and sol_ts[-1] < setup.t1:
-        status, message = "stopped_at_loss", f"L ≤ {setup.stop_loss:g} at t={sol_ts[-1]:.6g}"
-    else:
-        status, message = "completed", ""
-    good = np.all(np.isfinite(ys), axis=1)
-    final_y = ys[np.flatnonzero(good)[-1]] if good.any() else np.asarray(theta0)
-    _, static, unravel = flatten_model(model0)
-    final = eqx.combine(unravel(jnp.asarray(final_y)), static)
-    diag_values = {}
-    if setup.functions:
-        diag_values = {k: np.asarray(v) for k, v in
-                       _evaluate_diagnostics(setup.functions, model0, jnp.asarray(ys)).items()}
-    steps = int(steps)
-    evals = getattr(setup.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(setup.solver))
-    solves = getattr(setup.solver, "linear_solves_per_step", None)
-    run_stats = {
-        "steps": steps, "accepted_steps": int(accepted), "rejected_steps": int(rejected),
-        "gradient_evaluations": None if evals is None else int(evals * steps + 1),
-        "linear_solves": None if solves is None else int(solves * steps),
-        "wall_time_s": wall,
-    }
-    run_config = {
-        "t0": setup.t0, "t1": setup.t1, "rtol": setup.rtol, "atol": setup.atol, "solver": setup.solver_name,
-        "stop_loss": setup.stop_loss, "max_steps": setup.max_steps, "loss": type(loss).__name__,
-        "convention": getattr(loss, "convention", "unknown"),
-        "k": getattr(loss, "training_length", getattr(loss, "k", None)),
-        "weighting": getattr(loss, "weighting", None), "model": type(model0).__name__,
-        "structure": getattr(model0, "structure", None),
-        "parameterization": getattr(model0, "parameterization", None), "n_params": int(np.size(theta0)),
-    }
-    run_config.update(config or {})
-    return Trajectory(ts=sol_ts, loss=losses, diagnostics=diag_values, params=ys, final=final, stats=run_stats,
-                      status=status, message=message, config=run_config)
+def _batch_diagnostics(setup, models0, params):
+    """Diagnostics at every saved row of every flow, in one compiled call: name → (B, S)."""
+    if not setup.functions:
+        return {}
+    flat = jnp.asarray(params.reshape((-1, params.shape[-1])))
+    values = _evaluate_diagnostics(setup.functions, take(models0, 0), flat)
+    return {k: np.asarray(v).reshape(params.shape[:2] + np.shape(v)[1:]) for k, v in values.items()}
 
 
 def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
@@ -308,59 +313,113 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
     Returns a :class:`gflow.Trajectory`; its ``final`` is the model at the last time reached.
     """
     theta0, loss0 = _check_model_and_loss(loss, model0)
-    setup = _setup(theta0, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
-                   max_steps, progress)
+    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
+                   progress)
+    thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
+    diverge, atol = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
+    t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
     start = time.perf_counter()
-    out = _integrate(loss, model0, *_solver_args(setup), _diverge_thresholds(setup, theta0, loss0),
+    out = _integrate(loss, model0, setup.solver, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
                      setup.max_steps, _meter(setup), setup.stop_loss is not None)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
-    return _to_trajectory(setup, loss, model0, theta0, loss0, out, wall, config)
+    out = tuple(np.asarray(o)[None] for o in out)
+    losses, models = (jax.tree_util.tree_map(lambda x: x[None] if eqx.is_array(x) else x, t) for t in (loss, model0))
+    return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
+                       _batch_diagnostics(setup, models, out[1]), config)[0]
 
 
 QUIET_SECONDS = 5.0  # progress="auto" reports only solves that have run longer than this
 
 
-def _meter(setup):
-    if setup.progress is False:
+def _meter(setup, sharded: bool = False):
+    if setup.progress is False or sharded:  # host callbacks stay out of per-device programs
         return diffrax.NoProgressMeter()
     quiet = QUIET_SECONDS if setup.progress == "auto" else 0.0
     return LogTimeProgressMeter(_f64(setup.t0), _f64(setup.t1), _f64(quiet))
 
 
-def _stack(trees, name):
-    try:
-        return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
-    except ValueError as e:
-        raise GflowInputError(f"all `{name}` must have the same structure and shapes to be batched: {e}") from None
+def _as_batch(losses, models0):
+    """Stacked (losses, models0) and the number of flows, from stacked modules or equal-length lists."""
+    if is_stacked(models0) or is_stacked(losses):
+        if not (is_stacked(models0) and is_stacked(losses)):
+            raise GflowInputError("`losses` and `models0` must both be stacked modules (leading batch axis) or both "
+                                  "lists of modules")
+        n = batch_length(models0, "models0")
+        n_losses = batch_length(losses, "losses")
+        if n_losses != n:
+            raise GflowInputError(f"stacked `losses` hold {n_losses} flows but `models0` hold {n}")
+        return losses, models0, n
+    losses, models0 = list(losses), list(models0)
+    if not losses or len(losses) != len(models0):
+        raise GflowInputError(f"`losses` and `models0` must be non-empty and of equal length, "
+                              f"got {len(losses)} and {len(models0)}")
+    for i, loss in enumerate(losses):
+        _check_callable_loss(loss, f"losses[{i}]")
+    return stack(losses, "losses"), stack(models0, "models0"), len(losses)
+
+
+def _validate_batch(losses, models0):
+    """θ0 (B, n) and L(θ0) (B,) of a stacked batch, checked in one compiled call; a bad flow is named."""
+    thetas, losses0 = (np.asarray(x) for x in _initial_values(losses, models0))
+    bad = np.flatnonzero(~np.all(np.isfinite(thetas), axis=1))
+    if bad.size:
+        raise GflowInputError(f"`models0[{bad[0]}]` has non-finite parameters ({bad.size} flow(s) in all: "
+                              f"{bad[:10].tolist()})")
+    bad = np.flatnonzero(~np.isfinite(losses0))
+    if bad.size:
+        raise GflowInputError(f"the loss at `models0[{bad[0]}]` is not finite ({losses0[bad[0]]}; {bad.size} "
+                              f"flow(s) in all: {bad[:10].tolist()})")
+    return thetas, losses0
 
 
 def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
                 save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                 diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
-                config: Mapping[str, Any] | None = None) -> list[Trajectory]:
-    """Integrate many independent flows in one batched (``vmap``-ed) call; arguments as :func:`solve_flow`.
+                config: Mapping[str, Any] | None = None, devices=None,
+                program_size: int | None = None) -> FlowBatch:
+    """Integrate many independent flows in one compiled, batched call; arguments as :func:`solve_flow`.
 
-    ``losses`` and ``models0`` are equal-length sequences of modules with identical shapes (pad losses of
-    different training lengths with :meth:`PopulationLoss.padded_to`). Every flow shares the time grid,
-    tolerances and solver, and keeps its own adaptive steps. ``stats["wall_time_s"]`` is the batch's time.
+    ``losses`` and ``models0`` are either *stacked* modules (every array with a leading batch axis, e.g.
+    ``eqx.filter_vmap(lambda key: initializers.balanced(key, 40, scale=1e-2))(keys)``) or equal-length
+    sequences of modules with identical shapes (pad losses of different training lengths with
+    :meth:`PopulationLoss.padded_to`). Every flow shares the time grid, rtol and solver and keeps its own
+    adaptive steps and its own default ``atol`` (as :func:`solve_flow` would choose it), so flow i of a batch
+    equals ``solve_flow`` of flow i to within the tolerance.
+
+    The batch runs in a program of a bucketed size (gflow/_batching.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
+    with copies of flow 0), so nearby batch sizes share one compiled program and a flow's result does not
+    depend on which other flows share its batch. It is split over ``devices`` (default: every local device of
+    the default backend) along the batch axis. ``program_size`` asks for a program of at least that many flows
+    (:func:`gflow.run_sweep` uses it so that a resumed sweep computes its missing flows in the program its
+    finished ones used).
+
+    Returns a :class:`gflow.FlowBatch`: arrays with a leading flow axis, ``batch[i]`` the
+    :class:`gflow.Trajectory` of flow i. ``stats["wall_time_s"]`` is the batch's time.
     """
-    losses, models0 = list(losses), list(models0)
-    if not losses or len(losses) != len(models0):
-        raise GflowInputError(f"`losses` and `models0` must be non-empty and of equal length, "
-                              f"got {len(losses)} and {len(models0)}")
-    checked = [_check_model_and_loss(l, m, f"models0[{i}]") for i, (l, m) in enumerate(zip(losses, models0))]
-    theta_all = np.concatenate([np.asarray(c[0]) for c in checked])
-    setup = _setup(theta_all, t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics,
-                   max_steps, progress)
-    diverge = jnp.stack([_diverge_thresholds(setup, c[0], c[1]) for c in checked])
+    losses, models0, n = _as_batch(losses, models0)
+    thetas, losses0 = _validate_batch(losses, models0)
+    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
+                   progress)
+    diverge, atols = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
+    devices = local_devices(devices)
+    size = bucket_size(n, len(devices))
+    if program_size is not None:
+        size = max(size, bucket_size(positive_int("program_size", program_size), len(devices)))
+    mesh = mesh_over(devices) if len(devices) > 1 else None
+    padded = [pad_to(x, size) for x in (losses, models0, (_f64(diverge), _f64(atols)))]
+    if mesh is not None:
+        padded = [place(x, mesh) for x in padded]
+    (losses_p, models_p, (diverge_p, atol_p)) = padded
     start = time.perf_counter()
-    out = _integrate_batch(_stack(losses, "losses"), _stack(models0, "models0"), *_solver_args(setup), diverge,
-                           setup.max_steps, _meter(setup), setup.stop_loss is not None)
+    out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, *_shared_args(setup),
+                           setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
+                           mesh)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
-    return [_to_trajectory(setup, l, m, c[0], c[1], tuple(o[i] for o in out), wall, config)
-            for i, (l, m, c) in enumerate(zip(losses, models0, checked))]
+    out = tuple(np.asarray(o)[:n] for o in out)
+    return build_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
+                       _batch_diagnostics(setup, models0, out[1]), config)
 
 
 def _register_default_solver():

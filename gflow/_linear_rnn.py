@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import GflowInputError, one_of
-from ._impulse_response import dense_impulse_response
+from ._impulse_response import dense_impulse_response, diagonal_impulse_response
 
 STRUCTURES = ("general", "symmetric", "diagonal")
 SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
@@ -149,13 +149,7 @@ class LinearRNN(eqx.Module):
         if n < 1:
             raise GflowInputError(f"`n` must be >= 1, got {n}")
         if self.structure == "diagonal":  # elementwise powers: autodiff through the scan is cheap
-            step = self._step()
-
-            def body(v, _):
-                return step(v), self.C @ v
-
-            _, h = jax.lax.scan(body, self.B, None, length=n)
-            return h
+            return diagonal_impulse_response(self.A, self.B, self.C, n)
         h = dense_impulse_response(self.transition(), self.B.reshape(self.d, -1), self.C.reshape(-1, self.d), n)
         return h[:, 0, 0] if self.siso else h
 

@@ -32,16 +32,29 @@ class PopulationLoss(eqx.Module):
     weighting: str = eqx.field(static=True)
     convention: str = eqx.field(static=True)
 
-    def __init__(self, teacher, k: int, weighting: str = "uniform", convention: str = "L"):
-        self.k = positive_int("k", k)
+    def __init__(self, teacher, k: int, weighting: str = "uniform", convention: str = "L", *, k_max: int | None = None):
+        """``k_max``: hold k_max lags with zero weight beyond k (as :meth:`padded_to`), so that losses of
+        different training lengths have one shape; then ``k`` may be a traced integer, e.g.
+        ``eqx.filter_vmap(lambda t, k: PopulationLoss(t, k, k_max=24))(teachers, jnp.arange(16, 25))``."""
+        traced = isinstance(k, jax.core.Tracer)
+        if traced and k_max is None:
+            raise GflowInputError("a traced training length `k` (under vmap) needs a static `k_max`")
+        if k_max is not None:
+            k_max = positive_int("k_max", k_max)
+            if not traced and positive_int("k", k) > k_max:
+                raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({k})")
+        self.k = k_max if k_max is not None else positive_int("k", k)
         self.weighting = one_of("weighting", weighting, WEIGHTINGS)
         self.convention = one_of("convention", convention, CONVENTIONS)
         if not callable(getattr(teacher, "impulse_response", None)):
             raise GflowInputError(f"`teacher` must have an impulse_response(n) method, got {type(teacher).__name__}")
-        self.target = jax.lax.stop_gradient(jnp.asarray(teacher.impulse_response(self.k), dtype=jnp.float64))
+        target = jnp.asarray(teacher.impulse_response(self.k), dtype=jnp.float64)
         j = jnp.arange(self.k, dtype=jnp.float64)
-        w = jnp.ones(self.k) if weighting == "uniform" else self.k - j
-        self.weights = w * (0.5 if convention == "half" else 1.0)
+        k = jnp.asarray(k, dtype=jnp.float64)
+        inside = j < k
+        self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
+        w = jnp.ones(self.k) if weighting == "uniform" else k - j
+        self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
 
     @property
     def training_length(self) -> int:

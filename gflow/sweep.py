@@ -14,8 +14,15 @@ something outside gflow damaged it; the checksums catch that too. Re-running the
 is complete and matches the configuration and solver options are loaded, not recomputed; a missing, partial or
 corrupt folder is recomputed. One sweep process per output folder.
 
-Results do not depend on how runs are batched or resumed: padding and the default ``atol`` are fixed per shape group
-from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps).
+Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
+shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
+flow of a shape group is computed in a compiled program of one size, ``program_size`` in ``run.json``: the bucket
+(gflow/_batching.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
+runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it). A flow's arithmetic in a vmapped
+program does not depend on the other rows, so the same program gives the same bits. Two exceptions, where results
+agree to the solver tolerance instead: a solver that lags its Jacobian over steps (``GaussNewtonRosenbrock`` with a
+materialized Jacobian above 2²² entries refreshes it for the whole batch at once), and a different number of
+local devices (each device runs a program of its share of the rows).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
+from ._batching import bucket_size
 from ._checks import GflowInputError, positive_int
 from ._flow import default_atol, solve_flows
 from ._gradient_flow_term import flatten_model
@@ -151,6 +159,7 @@ class SweepRun:
     arrays: dict[str, np.ndarray]
     record: dict[str, np.ndarray]
     computed: bool
+    program_size: int | None = None  # flows in the compiled program that computed it (None: older gflow)
 
     @property
     def ts(self) -> np.ndarray:
@@ -228,11 +237,11 @@ def _load_run(path: str, identity: dict, name: str) -> SweepRun | None:
     arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
     return SweepRun(config=identity["config"], name=name, path=path, status=meta["status"],
                     message=meta.get("message", ""), stats=meta.get("stats", {}), arrays=arrays, record=record,
-                    computed=False)
+                    computed=False, program_size=meta.get("program_size"))
 
 
 def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, record: dict,
-               keep_trajectory: bool) -> SweepRun:
+               keep_trajectory: bool, program_size: int) -> SweepRun:
     """Write a run into a temporary folder, then rename it into place (atomic on POSIX)."""
     final_path = os.path.join(runs_dir, name)
     tmp = os.path.join(runs_dir, f"{_TMP_PREFIX}{os.getpid()}-{name}")
@@ -248,6 +257,7 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
     if keep_trajectory:
         traj.save(os.path.join(tmp, TRAJECTORY_DIR))
     meta = {"identity": identity, "status": traj.status, "message": traj.message, "stats": traj.stats,
+            "program_size": program_size,
             "flow_config": traj.config, "versions": package_versions(),
             "files": {rel: _sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
     with open(os.path.join(tmp, RUN_FILE), "w") as f:
@@ -259,7 +269,7 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
     os.replace(tmp, final_path)
     return SweepRun(config=identity["config"], name=name, path=final_path, status=traj.status, message=traj.message,
                     stats=traj.stats, arrays=arrays, record={k: np.asarray(v) for k, v in record.items()},
-                    computed=True)
+                    computed=True, program_size=program_size)
 
 
 def _remove_stale_temporaries(runs_dir: str) -> None:
@@ -331,6 +341,16 @@ def _solve_identity(t1, options: dict) -> dict:
     return out
 
 
+def _program_size(group_runs: list, batch: int) -> int:
+    """The compiled program size of a shape group: the size its finished runs used (the most common one), else
+    the bucket of ``batch`` flows."""
+    stored = [r.program_size for r in group_runs if r is not None and r.program_size]
+    if stored:
+        sizes, counts = np.unique(stored, return_counts=True)
+        return int(sizes[np.argmax(counts)])
+    return bucket_size(batch)
+
+
 def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record: Callable | None = None,
               batch_size: int = 64, keep_trajectory: bool = False, on_run_done: Callable | None = None,
               progress: bool = True, **solve_options) -> list[SweepRun]:
@@ -346,7 +366,9 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
       and final model (e.g. an extrapolation error at every saved time). Not part of a run's identity: use a new
       ``out`` when you change it.
-    - ``batch_size``: flows per :func:`gflow.solve_flows` call (a batch runs until its slowest flow is done).
+    - ``batch_size``: flows per :func:`gflow.solve_flows` call (a batch runs until its slowest flow is done). On a
+      folder that already holds runs of a shape group, the group's missing runs are computed in the program size
+      its finished runs used (module docstring), so that resumed results are bit-identical.
     - ``keep_trajectory``: also save the full :class:`gflow.Trajectory` of each run.
     - ``on_run_done(run)``: called after each run is on disk.
 
@@ -395,16 +417,19 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
             rtol = float(options.get("rtol", 1e-8))
             options["atol"] = min(default_atol(rtol, flatten_model(built[i][1])[0]) for i in idx)
-        for start in range(0, len(pending), batch_size):
-            chunk = pending[start:start + batch_size]
+        program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
+        step = min(batch_size, program)
+        for start in range(0, len(pending), step):
+            chunk = pending[start:start + step]
             batch_started = time.perf_counter()
             trajs = solve_flows([loss for _, loss in chunk], [built[i][1] for i, _ in chunk], t1,
-                                progress="auto" if progress else False, **options)
+                                progress="auto" if progress else False, program_size=program, **options)
             for (i, _), traj in zip(chunk, trajs):
                 rec = {} if record is None else record(traj, configs[i])
                 if not isinstance(rec, Mapping):
                     raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
-                results[i] = _write_run(runs_dir, names[i], identities[i], traj, dict(rec), keep_trajectory)
+                results[i] = _write_run(runs_dir, names[i], identities[i], traj, dict(rec), keep_trajectory,
+                                        program)
                 computed += 1
                 if on_run_done is not None:
                     on_run_done(results[i])

@@ -20,9 +20,11 @@ def memoryless(w) -> LinearRNN:
     ``w`` a scalar gives a SISO teacher (A = 0, B = 1, C = w*); a (n_out, n_in) matrix W* gives the MIMO
     teacher of seed 001 App. C, realised as A = 0, B = I_{n_in}, C = W*.
     """
-    w = as_float_array("w", w, ndim=(0, 2))
+    w = jnp.asarray(w, dtype=jnp.float64) if isinstance(w, jax.core.Tracer) else as_float_array("w", w, ndim=(0, 2))
+    if w.ndim not in (0, 2):
+        raise GflowInputError(f"`w` must be a scalar or an (n_out, n_in) matrix, got shape {w.shape}")
     if w.ndim == 0:
-        return LinearRNN(np.zeros((1, 1)), np.ones(1), np.array([float(w)]))
+        return LinearRNN(np.zeros((1, 1)), np.ones(1), jnp.reshape(w, (1,)))
     n_in = w.shape[1]
     return LinearRNN(np.zeros((n_in, n_in)), np.eye(n_in), w)
 
@@ -138,14 +140,15 @@ def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalue
     d = positive_int("d", d)
     if d <= k:
         raise GflowInputError(f"Proposition 3 needs d > k, got d = {d} and k = {k}")
-    w = np.asarray(teacher.impulse_response(d), dtype=np.float64)
+    w = jnp.asarray(teacher.impulse_response(d), dtype=jnp.float64)  # pure JAX below: works under filter_vmap
     if w.ndim != 1:
         raise GflowInputError("vandermonde_student needs a SISO teacher")
     if tail_values is None:
         tail = w[k:] + 1.0
     else:
-        tail = as_float_array("tail_values", tail_values, ndim=(0, 1))
-        tail = np.full(d - k, float(tail)) if tail.ndim == 0 else tail
+        tail = (jnp.asarray(tail_values, dtype=jnp.float64) if isinstance(tail_values, jax.core.Tracer)
+                else as_float_array("tail_values", tail_values, ndim=(0, 1)))
+        tail = jnp.full(d - k, tail) if tail.ndim == 0 else tail
         if tail.shape != (d - k,):
             raise GflowInputError(f"`tail_values` must hold d − k = {d - k} values, got {np.shape(tail_values)}")
     if eigenvalues is None:
@@ -154,13 +157,13 @@ def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalue
         lam = as_float_array("eigenvalues", eigenvalues, ndim=1)
         if lam.shape != (d,) or len(np.unique(lam)) != d:
             raise GflowInputError(f"`eigenvalues` must be {d} distinct values, got {lam}")
-    r = np.concatenate([w[:k], tail])
+    r = jnp.concatenate([w[:k], tail])
     V = np.vander(lam, d, increasing=True).T  # V[j, i] = λ_i^j
-    g = np.linalg.solve(V, r)
+    g = jnp.linalg.solve(V, r)
     if key is None:
-        U = np.eye(d)
+        U = jnp.eye(d)
     else:
-        U, R = np.linalg.qr(np.asarray(jax.random.normal(key, (d, d), dtype=jnp.float64)))
-        U = U * np.sign(np.diag(R))
-    s = np.sqrt(np.abs(g))
-    return LinearRNN(U @ np.diag(lam) @ U.T, U @ s, (np.sign(g) * s) @ U.T, structure="symmetric")
+        U, R = jnp.linalg.qr(jax.random.normal(key, (d, d), dtype=jnp.float64))
+        U = U * jnp.sign(jnp.diag(R))
+    s = jnp.sqrt(jnp.abs(g))
+    return LinearRNN((U * lam) @ U.T, U @ s, (jnp.sign(g) * s) @ U.T, structure="symmetric")

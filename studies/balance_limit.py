@@ -28,6 +28,7 @@ import time
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,16 +90,22 @@ DIAGNOSTICS = {
 }
 
 
-def run_one(loss, model0, tau, args, rtol):
+def run_seeds(loss, models0, tau, args, rtol):
+    """Every seed's flow for one ε in one batched call (``models0`` stacked): [(trajectory, measurements)]."""
     t1 = args.horizon * tau
     ts = np.union1d(np.linspace(0.0, t1, args.n_save), [tau])
-    traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, save_at=ts, diagnostics=DIAGNOSTICS,
-                            solver=args.solver, config={"study": "balance_limit"})
+    n = gflow.batch_length(models0)
+    batch = gflow.solve_flows(gflow.repeat_module(loss, n), models0, t1, rtol=rtol, save_at=ts,
+                              diagnostics=DIAGNOSTICS, solver=args.solver, config={"study": "balance_limit"})
+    return [(traj, measure(traj, tau, n)) for traj in batch]
+
+
+def measure(traj, tau, batch_size: int) -> dict:
     if traj.status != "completed":
         raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
     i_tau = int(np.argmin(np.abs(traj.ts - tau)))
     rho = traj.diagnostics["rho_bal"]
-    return traj, {
+    return {
         "rho_tau": float(rho[i_tau]),
         "rho_min": float(np.min(rho)),
         "t_min_over_tau": float(traj.ts[int(np.argmin(rho))] / tau),
@@ -108,13 +115,18 @@ def run_one(loss, model0, tau, args, rtol):
         "Q_relative_drift": an.relative_drift(traj.diagnostics["Q"], traj.diagnostics["Q_scale"]),
         "norm_difference_drift": an.drift(np.trace(traj.diagnostics["Q"], axis1=1, axis2=2)),
         "steps": traj.stats["steps"],
-        "wall_time_s": traj.stats["wall_time_s"],
+        "wall_time_s": traj.stats["wall_time_s"] / batch_size,  # the batch's time, shared by its flows
     }
 
 
 def student_start(seed: int, eps: float, args):
     """The general student at scale ε for seed ``seed``: the same starts for both signs of w0."""
     return initializers.gaussian(jax.random.key(1000 + seed), args.d, scale=eps, convention=args.init_convention)
+
+
+def student_starts(n_seed: int, eps: float, args):
+    """Seeds 0 … n_seed − 1 of :func:`student_start`, stacked (one compiled call)."""
+    return eqx.filter_vmap(lambda s: student_start(s, eps, args))(jnp.arange(n_seed))
 
 
 def negated_teacher(teacher):
@@ -132,9 +144,7 @@ def sign_swap(teacher, args) -> dict:
     ratio, rate_Y, rate_W = (np.full((n_eps, n_seed), np.nan) for _ in range(3))
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, abs(w0), args.convention)
-        for s in range(n_seed):
-            model0 = student_start(s, eps, args)
-            traj, r = run_one(loss, model0, tau, args, args.rtol)
+        for s, (traj, r) in enumerate(run_seeds(loss, student_starts(n_seed, eps, args), tau, args, args.rtol)):
             i_tau = int(np.argmin(np.abs(traj.ts - tau)))
             ratio[i, s] = 1.0 / traj.diagnostics["rho_bal"][i_tau]
             rate_Y[i, s], rate_W[i, s] = r["rate_imbalance"], r["rate_balance"]
@@ -181,10 +191,9 @@ def main(argv=None):
     traj_dir = os.path.join(args.out, "trajectories")
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, w0, args.convention)
-        for s in range(n_seed):
-            model0 = student_start(s, eps, args)
-            for tol_name, rtol in (("default", args.rtol), ("tight", tight)):
-                traj, r = run_one(loss, model0, tau, args, rtol)
+        models0 = student_starts(n_seed, eps, args)
+        for tol_name, rtol in (("default", args.rtol), ("tight", tight)):
+            for s, (traj, r) in enumerate(run_seeds(loss, models0, tau, args, rtol)):
                 for f in fields:
                     res[tol_name][f][i, s] = r[f]
                 if tol_name == "default":
@@ -192,6 +201,7 @@ def main(argv=None):
                     curves[(i, s)] = (traj.ts, d["rho_bal"], d["imbalance_norm"], d["balance_norm"])
                     if s == 0:
                         traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"))
+        for s in range(n_seed):
             print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
                   f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
                   f"at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "

@@ -145,7 +145,9 @@ def test_schur_fallback_mixed_defective_and_simple():
     J = np.array([[0.5, 1, 0, 0], [0, 0.5, 1, 0], [0, 0, 0.5, 0.3], [0, 0, 0, -0.2]])
     Q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
     model = gflow.LinearRNN(Q @ J @ Q.T, rng.normal(size=4), rng.normal(size=4))
-    res = an.general_slackness(model)
+    # rounding splits a triple eigenvalue by ~ε^(1/3) ≈ 1e-5 (1.08e-5 with one LAPACK build, below 1e-5 with
+    # another), so the default cluster_tol = 1e-5 sits on the edge: give the cluster room
+    res = an.general_slackness(model, cluster_tol=1e-4)
     assert res.method == "schur"
     assert sorted(res.multiplicities.tolist()) == [1, 3]
     np.testing.assert_allclose(_reconstruct(res, 10), np.asarray(model.impulse_response(10)), atol=1e-11)

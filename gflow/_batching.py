@@ -1,0 +1,111 @@
+"""Batches of flows: stacked modules, bucketed program sizes, and the split of a batch over local devices.
+
+A batch is a pair of *stacked* modules (every array leaf carries a leading axis of length B, the equinox way:
+``eqx.filter_vmap(make_model)(keys)``), or two lists of modules that are stacked here.
+
+Program sizes are bucketed. A batch of B flows runs in a compiled program of ``bucket_size(B)`` flows, the
+next size in 1, 2, 3, 4, 6, 8, 12, 16, 24, … (powers of two and 1.5 × powers of two, so at most a third of a
+program is padding), rounded up to a multiple of the number of devices; the padding rows repeat flow 0 and
+are dropped from the result. Hence batches of 17 … 24 flows share one program (no recompile), and — since a
+flow's arithmetic in a vmapped program does not depend on the other rows — a flow gives the same bits
+whatever batch of the same program size it lands in (gflow/sweep.py relies on this to resume bit for bit).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ._checks import GflowInputError
+
+BATCH_AXIS = "flows"
+
+
+def bucket_size(n: int, n_devices: int = 1) -> int:
+    """The program size for ``n`` flows: the smallest 2^i or 3·2^(i−1) ≥ n, rounded up to a multiple of
+    ``n_devices``."""
+    if n < 1:
+        raise GflowInputError(f"a batch needs at least one flow, got {n}")
+    power = 1 << (n - 1).bit_length()  # the smallest power of two >= n
+    size = 3 * power // 4 if power >= 4 and n <= 3 * power // 4 else power
+    return -(-size // n_devices) * n_devices
+
+
+def is_stacked(tree) -> bool:
+    """Whether ``tree`` is a module (not a list or tuple of modules)."""
+    return isinstance(tree, eqx.Module)
+
+
+def stack(trees, name: str):
+    """Stack equal-structure modules along a new leading axis (one device transfer per leaf)."""
+    if not trees:
+        raise GflowInputError(f"`{name}` is empty")
+    for i, t in enumerate(trees):
+        if not isinstance(t, eqx.Module):
+            raise GflowInputError(f"`{name}[{i}]` must be an equinox module, got {type(t).__name__}")
+    dynamic0, static0 = eqx.partition(trees[0], eqx.is_array)
+    structure0 = jax.tree_util.tree_structure(trees[0])
+    for i, t in enumerate(trees[1:], start=1):
+        if jax.tree_util.tree_structure(t) != structure0:
+            raise GflowInputError(f"all `{name}` must have the same structure to be batched: `{name}[{i}]` differs "
+                                  f"from `{name}[0]` (a different type, static field or training length? pad "
+                                  f"population losses with PopulationLoss.padded_to)")
+    leaves = [jax.tree_util.tree_leaves(eqx.filter(t, eqx.is_array)) for t in trees]
+    stacked = []
+    for j, leaf0 in enumerate(leaves[0]):
+        shapes = {np.shape(ls[j]) for ls in leaves}
+        if len(shapes) > 1:
+            raise GflowInputError(f"all `{name}` must have the same shapes to be batched: array {j} has shapes "
+                                  f"{sorted(shapes)}")
+        stacked.append(jnp.asarray(np.stack([np.asarray(ls[j]) for ls in leaves])))
+    treedef = jax.tree_util.tree_structure(dynamic0)
+    return eqx.combine(jax.tree_util.tree_unflatten(treedef, stacked), static0)
+
+
+def repeat(tree, n: int):
+    """``n`` copies of one module as a stacked batch (e.g. one loss shared by the flows of many starts)."""
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)) if eqx.is_array(x) else x, tree)
+
+
+def batch_length(tree, name: str = "batch") -> int:
+    """B, the common leading axis of every array leaf of a stacked module."""
+    leaves = jax.tree_util.tree_leaves(eqx.filter(tree, eqx.is_array))
+    if not leaves:
+        raise GflowInputError(f"stacked `{name}` has no arrays, so no batch axis")
+    sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
+    if len(sizes) != 1 or None in sizes:
+        raise GflowInputError(f"stacked `{name}` must have one leading batch axis on every array; leading sizes "
+                              f"{sorted(str(s) for s in sizes)}")
+    return int(sizes.pop())
+
+
+def take(tree, index):
+    """Row ``index`` (an int or an index array) of every array leaf of a stacked module."""
+    return jax.tree_util.tree_map(lambda x: x[index] if eqx.is_array(x) else x, tree)
+
+
+def pad_to(tree, size: int):
+    """Append copies of row 0 until the batch has ``size`` rows."""
+    n = batch_length(tree, "batch")
+    if size == n:
+        return tree
+    index = np.concatenate([np.arange(n), np.zeros(size - n, dtype=np.int64)])
+    return take(tree, index)
+
+
+def local_devices(devices=None) -> list:
+    """The devices a batch is split over: ``devices`` or every local device of the default backend."""
+    return list(jax.local_devices() if devices is None else devices)
+
+
+def mesh_over(devices) -> Mesh:
+    return Mesh(np.asarray(devices), (BATCH_AXIS,))
+
+
+def place(tree, mesh: Mesh):
+    """Put the rows of every array of a stacked module on the mesh's devices, split along the batch axis."""
+    sharding = NamedSharding(mesh, PartitionSpec(BATCH_AXIS))
+    return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if eqx.is_array(x) else x, tree)
