@@ -4,7 +4,8 @@ A stiff batched solve compiles for seconds to a minute; with the cache a later p
 from disk instead. The cache lives in ``$GFLOW_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/gflow/jax`` (default
 ``~/.cache/gflow/jax``). ``GFLOW_COMPILATION_CACHE=0`` turns it off; a cache directory set through JAX's own
 ``jax_compilation_cache_dir`` (or ``JAX_COMPILATION_CACHE_DIR``) is left as it is. Programs that compiled in under
-``GFLOW_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are not written.
+``GFLOW_CACHE_MIN_COMPILE_S`` seconds (default 0: every program, since the many small ones a
+script compiles add up to seconds on a small machine) are not written.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def enable_persistent_cache() -> str | None:
         return None  # a read-only home: compile every time rather than fail
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                      float(os.environ.get("GFLOW_CACHE_MIN_COMPILE_S", "0.5")))
+                      float(os.environ.get("GFLOW_CACHE_MIN_COMPILE_S", "0")))
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return path
 

@@ -6,6 +6,7 @@ diagnostics are its orthogonal arguments (in diffrax's style).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -135,13 +136,39 @@ def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, dive
         sol.stats["num_rejected_steps"]
 
 
-_integrate = eqx.filter_jit(_integrate_one)
+@contextlib.contextmanager
+def _errors_as_nan():
+    """Trace with equinox's runtime checks (``eqx.error_if`` inside diffrax) turning values into NaN instead of
+    raising through a host callback: JAX's persistent compilation cache refuses programs with host callbacks,
+    and the checks guard inputs that gflow validates before the solve (a NaN that still appears is reported as
+    status "diverged"). Changes only what is traced inside the block; without equinox's private switch, no-op."""
+    errors = getattr(eqx, "_errors", None)
+    if errors is None or not hasattr(errors, "EQX_ON_ERROR"):
+        yield
+        return
+    before, errors.EQX_ON_ERROR = errors.EQX_ON_ERROR, "nan" if errors.EQX_ON_ERROR == "raise" else errors.EQX_ON_ERROR
+    try:
+        yield
+    finally:
+        errors.EQX_ON_ERROR = before
+
+
+def _cacheable(jitted):
+    """``jitted`` traced under :func:`_errors_as_nan`."""
+
+    def call(*args):
+        with _errors_as_nan():
+            return jitted(*args)
+
+    return call
+
+
+_integrate = _cacheable(eqx.filter_jit(_integrate_one))
 _DTMIN_RELATIVE = 1e-14
 _SAVED_STATES_PER_BATCH = 8
 
 
-@eqx.filter_jit
-def _integrate_batch(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
+def _integrate_batch_impl(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
                      watch_loss, mesh):
     """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
     lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
@@ -161,6 +188,10 @@ def _integrate_batch(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, s
     return jax.shard_map(lambda b, c: local(*eqx.combine(b, static), *c), mesh=mesh,
                          in_specs=(jax.tree_util.tree_map(lambda _: rows, batched), (every,) * len(shared)),
                          out_specs=rows, check_vma=False)(batched, shared)
+
+
+_integrate_batch_jit = eqx.filter_jit(_integrate_batch_impl)
+_integrate_batch = _cacheable(_integrate_batch_jit)
 
 
 @eqx.filter_jit
