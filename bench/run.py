@@ -356,6 +356,10 @@ def run_batched(name: str, n_flows: int, args) -> dict:
     validate_warm_s = _now() - c0
     log(f"    stacked build {build_s:.2f} s (warm {build_warm_s:.2f} s), validation {validate_s:.2f} s "
         f"(warm {validate_warm_s:.2f} s)")
+    if args.build_only:
+        return {"problem": name, "description": desc, "n_flows": n_flows, "build_only": True, "build_s": build_s,
+                "build_warm_s": build_warm_s, "validate_s": validate_s, "validate_warm_s": validate_warm_s,
+                "device": str(jax.devices()[0])}
     c0 = _now()
     gflow.solve_flows(losses, models, t1 * 1e-13, rtol=rtol, save_at=save_at, progress=QUIET)
     first_call_s = _now() - c0
@@ -375,7 +379,7 @@ def run_batched(name: str, n_flows: int, args) -> dict:
         f"{counts['step']['custom_calls']}, {counts['step']['while_loops']} inner while loops); program: "
         f"{counts['program']['host_callbacks']} host callbacks, all outside the step loop"
         if counts["step"]["host_callbacks"] == 0 else f"    kernel counts {counts}")
-    probe = {} if args.no_compile_probe else compile_probe("R4", n_flows)
+    probe = {} if args.no_compile_probe or args.quick else compile_probe("R4", n_flows)
     if probe:
         log(f"    compile in a fresh process: {probe}")
 
@@ -442,8 +446,9 @@ def targets(results) -> list[dict]:
     for name in ("R4", "R6"):
         if name in by:
             r = by[name]
-            checks.append({"target": f"{name}: solve_flows overhead beyond the integration ≤ 2 ms per flow",
-                           "value": f"{r['overhead_per_flow_ms']:.3f} ms", "passed": r["overhead_per_flow_ms"] <= 2})
+            if "overhead_per_flow_ms" in r and r["n_flows"] >= 64:  # per flow: fixed costs dominate tiny batches
+                checks.append({"target": f"{name}: solve_flows overhead beyond the integration ≤ 2 ms per flow",
+                               "value": f"{r['overhead_per_flow_ms']:.3f} ms", "passed": r["overhead_per_flow_ms"] <= 2})
             if r["n_flows"] >= 4096:
                 checks.append({"target": f"{name}: building and validating ≥ 4096 flows ≤ 5 s",
                                "value": f"{r['build_s'] + r['validate_s']:.2f} s",
@@ -476,8 +481,11 @@ def main(argv=None):
     ap.add_argument("--r4-flows", type=int, default=None,
                     help="number of R4 flows (default 64; quick: 3; the issue asks for 1024 on a GPU)")
     ap.add_argument("--r6-flows", type=int, default=8192, help="number of R6 flows (default 8192)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="R4/R6: stop after building and validating the batch (R6's 8192 flows on a small CPU)")
     ap.add_argument("--no-compile-probe", action="store_true",
-                    help="R4/R6: skip timing the compile in two fresh processes (cold, then from the cache)")
+                    help="R4/R6: skip timing the compile in two fresh processes (cold, then from the cache); "
+                         "skipped in --quick")
     ap.add_argument("--r4-timed", type=int, default=None,
                     help="how many R4 flows to time one by one (default 8; quick: 1)")
     ap.add_argument("--lambda-states", type=int, default=None,

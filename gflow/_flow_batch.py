@@ -67,9 +67,9 @@ class FlowBatch(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(f"flow {i} out of range for a batch of {len(self)}")
-        if i not in self._cache:
-            self._cache[i] = self._trajectory(i)
-        return self._cache[i]
+        if ("flow", i) not in self._cache:
+            self._cache[("flow", i)] = self._trajectory(i)
+        return self._cache[("flow", i)]
 
     @property
     def statuses(self) -> list[str]:
@@ -89,8 +89,12 @@ class FlowBatch(Sequence):
     def _trajectory(self, i: int) -> Trajectory:
         setup = self._setup
         keep = self.saved[i]
-        loss_i, model_i = take(self._losses, i), take(self._models0, i)
-        _, static, unravel = flatten_model(model_i)
+        if "host" not in self._cache:  # one device→host copy of the stacked inputs, then numpy indexing per flow
+            self._cache["host"] = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x,
+                                                         (self._losses, self._models0))
+            self._cache["unravel"] = flatten_model(take(self._models0, 0))[1:]
+        loss_i, model_i = take(self._cache["host"], i)
+        static, unravel = self._cache["unravel"]
         code = int(self.status_codes[i])
         t_end = float(self.ts[i][keep][-1])
         if code == MAX_STEPS:
