@@ -1,5 +1,9 @@
 """JAX's persistent compilation cache, on by default, so that a second process does not recompile.
 
+JAX refuses to cache programs with host callbacks: gflow traces its solves with equinox's runtime checks as NaN
+(gflow/_flow.py) so that they have none, but a progress meter is a callback, so only solves with
+``progress=False`` are cached.
+
 A stiff batched solve compiles for seconds to a minute; with the cache a later process loads the compiled program
 from disk instead. The cache lives in ``$GFLOW_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/gflow/jax`` (default
 ``~/.cache/gflow/jax``). ``GFLOW_COMPILATION_CACHE=0`` turns it off; a cache directory set through JAX's own

@@ -78,7 +78,8 @@ class FlowBatch(Sequence):
     @property
     def final(self):
         """The final models, stacked (leading batch axis)."""
-        _, static, unravel = flatten_model(take(self._models0, 0))
+        unravel = flatten_model(take(self._models0, 0))[2]
+        static = eqx.partition(self._models0, eqx.is_inexact_array)[1]  # stacked, e.g. each flow's Frozen layers
         return eqx.combine(jax.vmap(unravel)(jnp.asarray(self.final_params)), static)
 
     def __repr__(self) -> str:
@@ -92,9 +93,12 @@ class FlowBatch(Sequence):
         if "host" not in self._cache:  # one device→host copy of the stacked inputs, then numpy indexing per flow
             self._cache["host"] = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x,
                                                          (self._losses, self._models0))
-            self._cache["unravel"] = flatten_model(take(self._models0, 0))[1:]
+            self._cache["unravel"] = flatten_model(take(self._models0, 0))[2]  # depends on shapes only
         loss_i, model_i = take(self._cache["host"], i)
-        static, unravel = self._cache["unravel"]
+        unravel = self._cache["unravel"]
+        # the non-trained arrays of flow i (e.g. Frozen layers), back on the device
+        static = jax.tree_util.tree_map(lambda x: jnp.asarray(x) if eqx.is_array(x) else x,
+                                        eqx.partition(model_i, eqx.is_inexact_array)[1])
         code = int(self.status_codes[i])
         t_end = float(self.ts[i][keep][-1])
         if code == MAX_STEPS:

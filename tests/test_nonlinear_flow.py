@@ -30,6 +30,8 @@ def test_batched_stiff_matrix_free_flows_keep_the_fixed_readout(loss, tmp_path):
         np.testing.assert_array_equal(traj.final.B.value, model0.B.value)
         np.testing.assert_array_equal(traj.final.output_scale.value, model0.output_scale.value)
         assert not np.array_equal(traj.final.W, model0.W)
+    for i, model0 in enumerate(models):  # the stacked final models keep each flow's own fixed layers too
+        np.testing.assert_array_equal(trajs.final.B.value[i], model0.B.value)
     loaded = gflow.load_trajectory(trajs[0].save(str(tmp_path / "run")))
     np.testing.assert_array_equal(loaded.final.B.value, models[0].B.value)
     assert float(loss(loaded.model_at(3))) == pytest.approx(trajs[0].loss[3], rel=1e-12)
