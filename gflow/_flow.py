@@ -213,6 +213,16 @@ def _initial_values(losses, models0):
     return eqx.filter_vmap(one)(losses, models0)
 
 
+def flat_parameters(models0) -> np.ndarray:
+    """θ0 (B, n) of every model of a stacked batch."""
+    return np.asarray(_flat_parameters(models0))
+
+
+@eqx.filter_jit
+def _flat_parameters(models0):
+    return eqx.filter_vmap(lambda m: flatten_model(m)[0])(models0)
+
+
 def default_atol(rtol: float, theta0) -> float:
     """rtol × (RMS of the initial parameters, capped at 1): relative accuracy even from tiny initializations."""
     return float(_default_atols(rtol, np.asarray(theta0).reshape(1, -1))[0])

@@ -42,11 +42,12 @@ from typing import Callable, Mapping, Sequence
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ._batching import bucket_size
+from ._batching import bucket_size, stack, take
 from ._checks import GflowInputError, positive_int
-from ._flow import default_atol, solve_flows
+from ._flow import _default_atols, flat_parameters, solve_flows
 from ._gradient_flow_term import flatten_model
 from ._json import jsonable
 from ._trajectory import Trajectory, package_versions
@@ -341,6 +342,15 @@ def _solve_identity(t1, options: dict) -> dict:
     return out
 
 
+def _traced_keys(traced, configs) -> tuple[str, ...]:
+    if isinstance(traced, str) or not isinstance(traced, Sequence) or not all(isinstance(k, str) for k in traced):
+        raise GflowInputError(f"`traced` must be a list of grid keys, got {traced!r}")
+    unknown = sorted(set(traced) - set(configs[0]))
+    if unknown:
+        raise GflowInputError(f"`traced` names {unknown}, which are not parameters of `build` ({sorted(configs[0])})")
+    return tuple(sorted(set(traced)))
+
+
 def _program_size(group_runs: list, batch: int) -> int:
     """The compiled program size of a shape group: the size its finished runs used (the most common one), else
     the bucket of ``batch`` flows."""
@@ -353,7 +363,7 @@ def _program_size(group_runs: list, batch: int) -> int:
 
 def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record: Callable | None = None,
               batch_size: int = 64, keep_trajectory: bool = False, on_run_done: Callable | None = None,
-              progress: bool = True, **solve_options) -> list[SweepRun]:
+              progress: bool = True, traced: Sequence[str] = (), **solve_options) -> list[SweepRun]:
     """Integrate the gradient flow of every configuration of ``grid``; resume from ``out`` if it holds runs.
 
     - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build``; ``build``'s defaults fill in the
@@ -371,6 +381,12 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
       its finished runs used (module docstring), so that resumed results are bit-identical.
     - ``keep_trajectory``: also save the full :class:`gflow.Trajectory` of each run.
     - ``on_run_done(run)``: called after each run is on disk.
+    - ``traced``: grid keys (numbers, e.g. ``("seed", "k")``) over which ``build`` can be traced: the
+      configurations that agree on every other key are built in one ``eqx.filter_vmap``-ed call instead of one
+      Python call each (``jax.random.key(seed)``, ``PopulationLoss(teacher, k, k_max=...)`` trace; shapes and
+      Python branches must not depend on them). Those configurations form one batch group, whose default
+      ``atol`` and program size may differ from the shape groups of an untraced build, so ``traced`` is part of
+      each run's identity.
 
     Returns a :class:`SweepRun` per configuration, in grid order (loaded from disk or computed now).
     """
@@ -388,6 +404,9 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     signature = inspect.signature(build)
     configs = [_bind(build, signature, c) for c in configs]
     solve_id = _solve_identity(t1, solve_options)
+    traced = _traced_keys(traced, configs)
+    if traced:
+        solve_id["traced"] = list(traced)
     identities = [{"config": c, "solve": solve_id} for c in configs]
     names = [run_name(c, ident) for c, ident in zip(configs, identities)]
     runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
@@ -396,35 +415,29 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
 
     results: list[SweepRun | None] = [_load_run(os.path.join(runs_dir, n), ident, n)
                                       for n, ident in zip(names, identities)]
-    built = []
-    for c in configs:
-        pair = build(**c)
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise GflowInputError(f"`build` must return (loss, model0), got {type(pair).__name__} for {c}")
-        built.append(pair)
-    groups = _shape_groups(built)
+    groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
     total, n_loaded = len(configs), sum(r is not None for r in results)
     todo = total - n_loaded
     if progress:
         print(f"sweep {out}: {total} configurations, {n_loaded} complete on disk, {todo} to compute "
               f"({len(groups)} shape group{'s' if len(groups) != 1 else ''}, batches of ≤ {batch_size})", flush=True)
     started, computed = time.perf_counter(), 0
-    for idx, losses in groups:
-        pending = [(i, loss) for i, loss in zip(idx, losses) if results[i] is None]
+    for idx, losses, models in groups:
+        pending = [p for p, i in enumerate(idx) if results[i] is None]
         if not pending:
             continue
         options = dict(solve_options)
         if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
-            rtol = float(options.get("rtol", 1e-8))
-            options["atol"] = min(default_atol(rtol, flatten_model(built[i][1])[0]) for i in idx)
+            options["atol"] = float(np.min(_default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
         program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
         step = min(batch_size, program)
         for start in range(0, len(pending), step):
-            chunk = pending[start:start + step]
+            rows = np.asarray(pending[start:start + step])
             batch_started = time.perf_counter()
-            trajs = solve_flows([loss for _, loss in chunk], [built[i][1] for i, _ in chunk], t1,
-                                progress="auto" if progress else False, program_size=program, **options)
-            for (i, _), traj in zip(chunk, trajs):
+            trajs = solve_flows(take(losses, rows), take(models, rows), t1, progress="auto" if progress else False,
+                                program_size=program, **options)
+            for row, traj in zip(rows, trajs):
+                i = idx[row]
                 rec = {} if record is None else record(traj, configs[i])
                 if not isinstance(rec, Mapping):
                     raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
@@ -436,10 +449,53 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
             if progress:
                 elapsed = time.perf_counter() - started
                 eta = elapsed / computed * (todo - computed)
-                print(f"sweep: {n_loaded + computed}/{total} done (batch of {len(chunk)} in "
+                print(f"sweep: {n_loaded + computed}/{total} done (batch of {len(rows)} in "
                       f"{time.perf_counter() - batch_started:.1f} s), elapsed {_format_seconds(elapsed)}, "
                       f"ETA {_format_seconds(eta)}", flush=True)
     return results
+
+
+def _built(pair, config):
+    if not (isinstance(pair, tuple) and len(pair) == 2):
+        raise GflowInputError(f"`build` must return (loss, model0), got {type(pair).__name__} for {config}")
+    return pair
+
+
+def _stacked_shape_groups(build, configs) -> list[tuple]:
+    """``build`` called once per configuration; the flows grouped by shape and stacked: [(indices, losses,
+    models0)]."""
+    built = [_built(build(**c), c) for c in configs]
+    return [(idx, stack(losses, "losses"), stack([built[i][1] for i in idx], "models0"))
+            for idx, losses in _shape_groups(built)]
+
+
+def _traced_groups(build, configs, traced) -> list[tuple]:
+    """``build`` traced once per group of configurations that agree on every key but ``traced`` (vmapped over the
+    traced keys' values, the equinox way): [(indices, losses, models0)], stacked."""
+    by_fixed: dict[str, tuple[dict, list[int]]] = {}
+    for i, c in enumerate(configs):
+        fixed = {k: v for k, v in c.items() if k not in traced}
+        by_fixed.setdefault(_canonical_json(fixed, "grid"), (fixed, []))[1].append(i)
+    groups = []
+    for fixed, idx in by_fixed.values():
+        values = {}
+        for key in traced:
+            column = [configs[i][key] for i in idx]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column):
+                raise GflowInputError(f"traced grid key {key!r} must take numbers, got {column[:5]}")
+            values[key] = jnp.asarray(column, dtype=jnp.int64 if all(isinstance(v, int) for v in column)
+                                      else jnp.float64)
+        try:
+            pair = eqx.filter_jit(eqx.filter_vmap(lambda vals: build(**fixed, **vals)))(values)  # noqa: B023
+        except GflowInputError:
+            raise
+        except Exception as e:  # a tracer met Python control flow or a shape
+            raise GflowInputError(f"`build` could not be traced over {list(traced)} (they must not set shapes or "
+                                  f"Python branches; pass the rest as fixed grid keys): {type(e).__name__}: "
+                                  f"{str(e).splitlines()[0] if str(e) else ''}") from None
+        loss, model0 = _built(pair, fixed)
+        groups.append((idx, loss, model0))
+    return groups
 
 
 def load_sweep(out: str) -> list[SweepRun]:

@@ -38,7 +38,7 @@ def count_flows(monkeypatch):
     real = sweep_module.solve_flows
 
     def counting(losses, models0, *args, **kwargs):
-        counts["flows"] += len(losses)
+        counts["flows"] += gflow.batch_length(losses)
         counts["calls"] += 1
         return real(losses, models0, *args, **kwargs)
 
@@ -211,3 +211,41 @@ def test_changed_options_are_new_runs_and_trajectories_are_kept(tmp_path, count_
     with pytest.raises(gflow.GflowInputError, match="without its trajectory"):
         a[0].trajectory()
     assert {r.name for r in gflow.load_sweep(str(tmp_path))} == {a[0].name, b[0].name}
+
+
+# ------------------------------------------------------------------------------------------------ traced builds
+
+
+def build_traced(k, seed, scale=0.3):
+    """``build`` with a traceable training length: every k padded to 5 by the loss itself."""
+    teacher = teachers.balanced(jax.random.key(0), 3)
+    return gflow.PopulationLoss(teacher, k, k_max=5), initializers.gaussian(jax.random.key(seed), 4, scale=scale)
+
+
+def test_traced_build_is_one_vmapped_call_per_group(tmp_path, count_flows, reference):
+    runs = gflow.run_sweep(GRID, build_traced, str(tmp_path), t1=T1, save_at=SAVES, progress=False,
+                           traced=["seed", "k"], record=final_loss)
+    assert count_flows == {"flows": 4, "calls": 1}
+    assert [r.config for r in runs] == [r.config for r in reference]
+    for a, b in zip(runs, reference):
+        assert a.name != b.name  # `traced` is part of the identity: never mixed with an untraced run
+        np.testing.assert_allclose(a.arrays["final_params"], b.arrays["final_params"], rtol=1e-6, atol=1e-8)
+        assert a.record["final_loss"] == pytest.approx(float(b.record["final_loss"]), rel=1e-5)
+    again = gflow.run_sweep(GRID, build_traced, str(tmp_path), t1=T1, save_at=SAVES, progress=False,
+                            traced=["k", "seed"])
+    assert count_flows["flows"] == 4 and not any(r.computed for r in again)  # resumed: nothing recomputed
+
+
+def test_traced_over_some_keys_groups_by_the_others(tmp_path, count_flows):
+    runs = sweep(tmp_path, traced=["seed"])  # k fixed per group: k = 3 and k = 5, two seeds each
+    assert count_flows == {"flows": 4, "calls": 2}
+    assert all(r.status == "completed" for r in runs)
+
+
+def test_traced_bad_input(tmp_path):
+    with pytest.raises(gflow.GflowInputError, match=r"names \['nope'\]"):
+        sweep(tmp_path, traced=["nope"])
+    with pytest.raises(gflow.GflowInputError, match="list of grid keys"):
+        sweep(tmp_path, traced="seed")
+    with pytest.raises(gflow.GflowInputError, match="k_max"):  # PopulationLoss(teacher, k) with k traced
+        sweep(tmp_path, traced=["k"])
