@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 
@@ -35,6 +36,9 @@ def positive_int(name: str, value, *, minimum: int = 1) -> int:
 
 
 def positive_float(name: str, value) -> float:
+    """``value`` as a positive finite float; a traced value (under ``eqx.filter_vmap``) passes unchecked."""
+    if isinstance(value, jax.core.Tracer):
+        return value
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -58,13 +58,14 @@ def save_times(t1: float, n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.geomspace(1e-2, t1, n - 1)])
 
 
-def make_build(panels: dict):
-    """build(panel, k, seed, scale) for gflow.run_sweep; ``panels`` maps a name to its settings dict."""
+def make_build(panels: dict, k_max: int):
+    """build(panel, k, seed, scale) for gflow.run_sweep; ``panels`` maps a name to its settings dict. Traceable in
+    k, seed and scale (the loss holds k_max lags, zero weight beyond k), so a panel is built in one vmapped call."""
 
     def build(panel: str, k: int, seed: int, scale: float):
         p = panels[panel]
         teacher = make_teacher(p["teacher"], p["teacher_dim"], seed)
-        return gflow.PopulationLoss(teacher, k), make_student(p["student"], p["d"], scale, seed)
+        return gflow.PopulationLoss(teacher, k, k_max=k_max), make_student(p["student"], p["d"], scale, seed)
 
     return build
 
@@ -101,9 +102,9 @@ def run_panel(name: str, panels: dict, ks, seeds, scales, t1: float, *, out: str
     """One panel's sweep over k × seeds × scales in ``out/sweeps/<name><tag>`` (a sweep per panel, so that the
     default atol follows the panel's own init scale); resumes from what is on disk."""
     grid = {"panel": [name], "k": list(ks), "seed": list(seeds), "scale": [float(s) for s in scales]}
-    return gflow.run_sweep(grid, make_build(panels), os.path.join(out, "sweeps", name + tag), t1=t1,
+    return gflow.run_sweep(grid, make_build(panels, max(ks)), os.path.join(out, "sweeps", name + tag), t1=t1,
                            record=make_record(panels, horizon), save_at=save_times(t1, n_save), rtol=rtol,
-                           batch_size=batch_size, max_steps=max_steps)
+                           batch_size=batch_size, max_steps=max_steps, traced=["k", "seed", "scale"])
 
 
 def teacher_scale(teacher, horizon: int) -> float:
