@@ -169,7 +169,7 @@ _SAVED_STATES_PER_BATCH = 8
 
 
 def _integrate_batch_impl(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
-                     watch_loss, mesh):
+                          watch_loss, mesh):
     """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
     lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
 
