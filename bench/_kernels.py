@@ -98,8 +98,7 @@ def batched_solve_counts(losses, models0, t1, *, rtol, atol=None, save_at=8) -> 
     setup = _flow._setup(t1, rtol, atol, "auto", save_at, 0.0, None, 1e6, None, 1_000_000, False)
     size = gflow._batching.bucket_size(n)
     losses, models0 = gflow._batching.pad_to(losses, size), gflow._batching.pad_to(models0, size)
-    thetas = np.asarray(_flow._initial_values(losses, models0)[0])
-    diverge, atols = np.ones((size, 2)) * 1e6, _flow._atols(setup, thetas)
+    diverge, atols = np.ones((size, 2)) * 1e6, _flow._atols(setup, _flow.flat_parameters(models0))
     with _flow._errors_as_nan():
         lowered = _flow._integrate_batch_jit.lower(losses, models0, _flow._f64(diverge), _flow._f64(atols), setup.solver,
                                                *_flow._shared_args(setup), setup.max_steps, _flow._meter(setup),

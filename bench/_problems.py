@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -122,23 +123,10 @@ def r5(quick: bool, ref_rtol: float | None) -> Problem:
                               "size (m=64)")
 
 
-def r4_flows(n_flows: int, k_values, seed0: int = 100):
-    """n_flows problems of R1's size differing in student seed and k (cycling through k_values), padded
-    to max(k_values) so that they batch."""
-    teacher = teachers.balanced(jax.random.key(0), 5)
-    k_max = max(k_values)
-    losses, models, ks = [], [], []
-    for i in range(n_flows):
-        k = k_values[i % len(k_values)]
-        losses.append(PopulationLoss(teacher, k).padded_to(k_max))
-        models.append(initializers.balanced(jax.random.key(seed0 + i), 40, scale=1e-2, structure="symmetric"))
-        ks.append(k)
-    return losses, models, ks
-
-
 def stacked_flows(n_flows: int, k_values, seed0: int = 100):
-    """The same flows as :func:`r4_flows`, built the batched way: one compiled call makes stacked losses (a traced
-    training length, padded to max(k_values)) and stacked models (``eqx.filter_vmap`` over the keys)."""
+    """n_flows problems of R1's size differing in student seed and k (cycling through k_values, padded to
+    max(k_values)), built the batched way: one compiled call makes the stacked losses (a traced training length)
+    and the stacked models (``eqx.filter_vmap`` over the keys)."""
     import jax.numpy as jnp
 
     ks = np.asarray([k_values[i % len(k_values)] for i in range(n_flows)])
@@ -147,17 +135,12 @@ def stacked_flows(n_flows: int, k_values, seed0: int = 100):
     return losses, models, ks.tolist()
 
 
-def _build_stacked(keys, ks, k_max):
-    import equinox as eqx
-
-    @eqx.filter_jit
-    def build(keys, ks):
-        teacher = teachers.balanced(jax.random.key(0), 5)
-        losses = eqx.filter_vmap(lambda k: PopulationLoss(teacher, k, k_max=k_max))(ks)
-        models = eqx.filter_vmap(lambda key: initializers.balanced(key, 40, scale=1e-2, structure="symmetric"))(keys)
-        return losses, models
-
-    return build(keys, ks)
+@eqx.filter_jit
+def _build_stacked(keys, ks, k_max: int):
+    teacher = teachers.balanced(jax.random.key(0), 5)
+    losses = eqx.filter_vmap(lambda k: PopulationLoss(teacher, k, k_max=k_max))(ks)
+    models = eqx.filter_vmap(lambda key: initializers.balanced(key, 40, scale=1e-2, structure="symmetric"))(keys)
+    return losses, models
 
 
 def response(model, n: int = 100):
@@ -175,11 +158,10 @@ def impulse(model, n: int = 100) -> np.ndarray:
 
 
 def rebuild(model0, theta):
-    import equinox as eqx
     import jax.numpy as jnp
 
     _, static, unravel = flatten_model(model0)
     return eqx.combine(unravel(jnp.asarray(theta)), static)
 
 
-__all__ = ["Problem", "r1", "r2", "r3", "r5", "r4_flows", "stacked_flows", "response", "impulse", "rebuild", "gflow"]
+__all__ = ["Problem", "r1", "r2", "r3", "r5", "stacked_flows", "response", "impulse", "rebuild", "gflow"]

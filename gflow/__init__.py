@@ -5,7 +5,7 @@ from . import _compilation_cache  # noqa: F401  (JAX's persistent compilation ca
 from . import analysis as analysis, initializers as initializers, teachers as teachers
 from . import nonlinear_teachers as nonlinear_teachers
 from ._activations import Activation as Activation, ACTIVATIONS as ACTIVATIONS
-from ._batching import batch_length as batch_length, repeat as repeat_module, stack as _stack_modules
+from ._batching import batch_length as batch_length, repeat as repeat_module, stack as stack_modules  # noqa: F401
 from ._checks import GflowInputError as GflowInputError
 from ._discrete import (
     log_save_steps as log_save_steps,
@@ -71,12 +71,6 @@ from .sweep import (
     run_sweep as run_sweep,
     SweepRun as SweepRun,
 )
-
-
-
-def stack_modules(modules, name: str = "modules"):
-    """Equal-structure modules stacked along a new leading batch axis (the input :func:`solve_flows` takes)."""
-    return _stack_modules(list(modules), name)
 
 
 __version__ = "0.1.0"

@@ -39,8 +39,9 @@ def is_stacked(tree) -> bool:
     return isinstance(tree, eqx.Module)
 
 
-def stack(trees, name: str):
-    """Stack equal-structure modules along a new leading axis (one device transfer per leaf)."""
+def stack(trees, name: str = "modules"):
+    """Equal-structure modules stacked along a new leading batch axis (the input :func:`gflow.solve_flows` takes)."""
+    trees = list(trees)
     if not trees:
         raise GflowInputError(f"`{name}` is empty")
     for i, t in enumerate(trees):
@@ -55,7 +56,7 @@ def stack(trees, name: str):
                                   f"population losses with PopulationLoss.padded_to)")
     leaves = [jax.tree_util.tree_leaves(eqx.filter(t, eqx.is_array)) for t in trees]
     stacked = []
-    for j, leaf0 in enumerate(leaves[0]):
+    for j in range(len(leaves[0])):
         shapes = {np.shape(ls[j]) for ls in leaves}
         if len(shapes) > 1:
             raise GflowInputError(f"all `{name}` must have the same shapes to be batched: array {j} has shapes "

@@ -10,21 +10,35 @@ class GflowInputError(ValueError):
     """Raised when an argument passed to gflow is malformed (shape, value, name)."""
 
 
+def is_traced(*xs) -> bool:
+    """Whether any of ``xs`` is a JAX tracer (inside ``jit`` or ``eqx.filter_vmap``), whose values can't be checked."""
+    return any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
 def as_float_array(name: str, value, *, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """Convert ``value`` to a float64 numpy array, checking rank and finiteness."""
+    """Convert ``value`` to a float64 numpy array, checking rank and finiteness; a traced value becomes a float64
+    JAX array whose rank is checked (its values are not known yet)."""
+    if is_traced(value):
+        arr = jax.numpy.asarray(value, dtype=jax.numpy.float64)
+        _check_ndim(name, arr, ndim)
+        return arr
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise GflowInputError(f"`{name}` must be a real array, got {type(value).__name__}: {e}") from None
+    _check_ndim(name, arr, ndim)
+    if not np.all(np.isfinite(arr)):
+        raise GflowInputError(f"`{name}` contains non-finite values (NaN or inf)")
+    return arr
+
+
+def _check_ndim(name: str, arr, ndim) -> None:
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if arr.ndim not in allowed:
             raise GflowInputError(
                 f"`{name}` must have {' or '.join(str(n) for n in allowed)} dimension(s), got shape {arr.shape}"
             )
-    if not np.all(np.isfinite(arr)):
-        raise GflowInputError(f"`{name}` contains non-finite values (NaN or inf)")
-    return arr
 
 
 def positive_int(name: str, value, *, minimum: int = 1) -> int:
@@ -37,7 +51,7 @@ def positive_int(name: str, value, *, minimum: int = 1) -> int:
 
 def positive_float(name: str, value) -> float:
     """``value`` as a positive finite float; a traced value (under ``eqx.filter_vmap``) passes unchecked."""
-    if isinstance(value, jax.core.Tracer):
+    if is_traced(value):
         return value
     try:
         v = float(value)

@@ -19,7 +19,7 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from ._batching import BATCH_AXIS, batch_length, bucket_size, is_stacked, local_devices, mesh_over, pad_to, place, \
-    stack, take
+    repeat, stack, take
 from ._checks import GflowInputError, positive_float, positive_int
 from ._flow_batch import FlowBatch, build as build_batch
 from ._gradient_flow_term import GradientFlowTerm, flatten_model
@@ -223,13 +223,9 @@ def _flat_parameters(models0):
     return eqx.filter_vmap(lambda m: flatten_model(m)[0])(models0)
 
 
-def default_atol(rtol: float, theta0) -> float:
-    """rtol × (RMS of the initial parameters, capped at 1): relative accuracy even from tiny initializations."""
-    return float(_default_atols(rtol, np.asarray(theta0).reshape(1, -1))[0])
-
-
-def _default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
-    """:func:`default_atol` of every row of ``thetas`` (B, n)."""
+def default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
+    """The default atol of every row of ``thetas`` (B, n): rtol × (RMS of the initial parameters, capped at 1),
+    relative accuracy even from tiny initializations."""
     rms = np.sqrt(np.mean(thetas ** 2, axis=1)) if thetas.shape[1] else np.ones(thetas.shape[0])
     return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
 
@@ -307,7 +303,7 @@ def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.nd
 
 
 def _atols(setup, thetas: np.ndarray) -> np.ndarray:
-    return np.full(thetas.shape[0], setup.atol) if setup.atol is not None else _default_atols(setup.rtol, thetas)
+    return np.full(thetas.shape[0], setup.atol) if setup.atol is not None else default_atols(setup.rtol, thetas)
 
 
 def _f64(x):
@@ -365,7 +361,7 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
     out = tuple(np.asarray(o)[None] for o in out)
-    losses, models = (jax.tree_util.tree_map(lambda x: x[None] if eqx.is_array(x) else x, t) for t in (loss, model0))
+    losses, models = repeat(loss, 1), repeat(model0, 1)
     return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
                        _batch_diagnostics(setup, models, out[1]), config)[0]
 

@@ -8,6 +8,7 @@ iterating gives them all, so code written for a list of trajectories keeps worki
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,7 +55,7 @@ class FlowBatch(Sequence):
     _setup: Any = dataclasses.field(repr=False)
     _succeeded: np.ndarray = dataclasses.field(repr=False)
     _atol: np.ndarray = dataclasses.field(repr=False)
-    _cache: dict = dataclasses.field(default_factory=dict, repr=False)
+    _trajectories: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.status_codes.shape[0])
@@ -67,9 +68,9 @@ class FlowBatch(Sequence):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(f"flow {i} out of range for a batch of {len(self)}")
-        if ("flow", i) not in self._cache:
-            self._cache[("flow", i)] = self._trajectory(i)
-        return self._cache[("flow", i)]
+        if i not in self._trajectories:
+            self._trajectories[i] = self._trajectory(i)
+        return self._trajectories[i]
 
     @property
     def statuses(self) -> list[str]:
@@ -78,9 +79,18 @@ class FlowBatch(Sequence):
     @property
     def final(self):
         """The final models, stacked (leading batch axis)."""
-        unravel = flatten_model(take(self._models0, 0))[2]
         static = eqx.partition(self._models0, eqx.is_inexact_array)[1]  # stacked, e.g. each flow's Frozen layers
-        return eqx.combine(jax.vmap(unravel)(jnp.asarray(self.final_params)), static)
+        return eqx.combine(jax.vmap(self._unravel)(jnp.asarray(self.final_params)), static)
+
+    @functools.cached_property
+    def _unravel(self):
+        """Flat parameter vector → the model's trained arrays (the same for every flow: it depends on shapes)."""
+        return flatten_model(take(self._models0, 0))[2]
+
+    @functools.cached_property
+    def _host(self):
+        """The stacked losses and starts copied to the host once, so that a flow's row is a numpy index."""
+        return jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, (self._losses, self._models0))
 
     def __repr__(self) -> str:
         counts = {s: int(np.sum(self.status_codes == STATUSES.index(s))) for s in STATUSES}
@@ -90,12 +100,7 @@ class FlowBatch(Sequence):
     def _trajectory(self, i: int) -> Trajectory:
         setup = self._setup
         keep = self.saved[i]
-        if "host" not in self._cache:  # one device→host copy of the stacked inputs, then numpy indexing per flow
-            self._cache["host"] = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x,
-                                                         (self._losses, self._models0))
-            self._cache["unravel"] = flatten_model(take(self._models0, 0))[2]  # depends on shapes only
-        loss_i, model_i = take(self._cache["host"], i)
-        unravel = self._cache["unravel"]
+        loss_i, model_i = take(self._host, i)
         # the non-trained arrays of flow i (e.g. Frozen layers), back on the device
         static = jax.tree_util.tree_map(lambda x: jnp.asarray(x) if eqx.is_array(x) else x,
                                         eqx.partition(model_i, eqx.is_inexact_array)[1])
@@ -133,16 +138,20 @@ class FlowBatch(Sequence):
         config.update(self.config or {})
         return Trajectory(ts=self.ts[i][keep], loss=self.loss[i][keep],
                           diagnostics={k: v[i][keep] for k, v in self.diagnostics.items()},
-                          params=self.params[i][keep], final=eqx.combine(unravel(jnp.asarray(self.final_params[i])),
-                                                                          static),
+                          params=self.params[i][keep],
+                          final=eqx.combine(self._unravel(jnp.asarray(self.final_params[i])), static),
                           stats=stats, status=STATUSES[code], message=message, config=config)
+
+
+def _last_true(mask) -> np.ndarray:
+    """Per row of a (B, S) mask, the index of its last True entry (0 for a row with none)."""
+    return mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
 
 
 def final_rows(sol_ts) -> np.ndarray:
     """Index of each flow's final state: its last reached time (the SaveAt t1 row, or the last regular save
     when an event stopped the flow early)."""
-    reached = np.isfinite(sol_ts)
-    return sol_ts.shape[1] - 1 - np.argmax(reached[:, ::-1], axis=1)
+    return _last_true(np.isfinite(sol_ts))
 
 
 def status_codes(setup, sol_ts, ys, losses, hit_max_steps, succeeded, diverge) -> np.ndarray:
@@ -172,10 +181,8 @@ def saved_rows(sol_ts) -> np.ndarray:
 def last_finite_rows(ys, saved, theta0) -> np.ndarray:
     """Each flow's last saved parameter vector that is finite everywhere (θ0 if none is)."""
     good = saved & np.all(np.isfinite(ys), axis=2)
-    any_good = good.any(axis=1)
-    last = ys.shape[1] - 1 - np.argmax(good[:, ::-1], axis=1)
-    out = ys[np.arange(ys.shape[0]), last]
-    return np.where(any_good[:, None], out, theta0)
+    out = ys[np.arange(ys.shape[0]), _last_true(good)]
+    return np.where(good.any(axis=1)[:, None], out, theta0)
 
 
 def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics, config) -> FlowBatch:
@@ -183,10 +190,9 @@ def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics,
     sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected = out
     saved = saved_rows(sol_ts)
     codes = status_codes(setup, sol_ts, ys, losses_v, hit_max.astype(bool), succeeded.astype(bool), diverge)
-    batch = FlowBatch(ts=np.where(saved, sol_ts, np.nan), saved=saved, loss=losses_v, params=ys,
-                      diagnostics=diagnostics, final_params=last_finite_rows(ys, saved, theta0), status_codes=codes,
-                      steps=steps.astype(np.int64), accepted_steps=accepted.astype(np.int64),
-                      rejected_steps=rejected.astype(np.int64), wall_time_s=wall, config=dict(config or {}),
-                      _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),
-                      _atol=np.asarray(atol, dtype=np.float64))
-    return batch
+    return FlowBatch(ts=np.where(saved, sol_ts, np.nan), saved=saved, loss=losses_v, params=ys,
+                     diagnostics=diagnostics, final_params=last_finite_rows(ys, saved, theta0), status_codes=codes,
+                     steps=steps.astype(np.int64), accepted_steps=accepted.astype(np.int64),
+                     rejected_steps=rejected.astype(np.int64), wall_time_s=wall, config=dict(config or {}),
+                     _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),
+                     _atol=np.asarray(atol, dtype=np.float64))

@@ -13,19 +13,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import GflowInputError, one_of
+from ._checks import GflowInputError, is_traced, one_of
 from ._impulse_response import dense_impulse_response, diagonal_impulse_response
 
 STRUCTURES = ("general", "symmetric", "diagonal")
 SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
 
 
-def _is_traced(*xs) -> bool:
-    return any(isinstance(x, jax.core.Tracer) for x in xs)
-
-
 def _check_finite(name, x):
-    if not _is_traced(x) and not bool(np.all(np.isfinite(np.asarray(x)))):
+    if not is_traced(x) and not bool(np.all(np.isfinite(np.asarray(x)))):
         raise GflowInputError(f"`{name}` contains non-finite values (NaN or inf)")
 
 
@@ -94,7 +90,7 @@ class LinearRNN(eqx.Module):
             elif A.shape != (d, d):
                 raise GflowInputError(f"symmetric structure: `A` must have shape ({d}, {d}), got {A.shape}")
             else:
-                if not _is_traced(A):
+                if not is_traced(A):
                     An = np.asarray(A)
                     asym = np.max(np.abs(An - An.T), initial=0.0)
                     if asym > 1e-10 * max(1.0, float(np.max(np.abs(An), initial=0.0))):

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import GflowInputError, one_of, positive_int
+from ._checks import GflowInputError, is_traced, one_of, positive_int
 from ._impulse_response import krylov_sequence
 from ._residual_jacobian import ImpulseResponseJacobian
 
@@ -36,7 +36,7 @@ class PopulationLoss(eqx.Module):
         """``k_max``: hold k_max lags with zero weight beyond k (as :meth:`padded_to`), so that losses of
         different training lengths have one shape; then ``k`` may be a traced integer, e.g.
         ``eqx.filter_vmap(lambda t, k: PopulationLoss(t, k, k_max=24))(teachers, jnp.arange(16, 25))``."""
-        traced = isinstance(k, jax.core.Tracer)
+        traced = is_traced(k)
         if traced and k_max is None:
             raise GflowInputError("a traced training length `k` (under vmap) needs a static `k_max`")
         if k_max is not None:

@@ -47,7 +47,7 @@ import numpy as np
 
 from ._batching import bucket_size, stack, take
 from ._checks import GflowInputError, positive_int
-from ._flow import _default_atols, flat_parameters, solve_flows
+from ._flow import default_atols, flat_parameters, solve_flows
 from ._gradient_flow_term import flatten_model
 from ._json import jsonable
 from ._trajectory import Trajectory, package_versions
@@ -428,7 +428,7 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
             continue
         options = dict(solve_options)
         if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
-            options["atol"] = float(np.min(_default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
+            options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
         program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
         step = min(batch_size, program)
         for start in range(0, len(pending), step):

@@ -20,9 +20,7 @@ def memoryless(w) -> LinearRNN:
     ``w`` a scalar gives a SISO teacher (A = 0, B = 1, C = w*); a (n_out, n_in) matrix W* gives the MIMO
     teacher of seed 001 App. C, realised as A = 0, B = I_{n_in}, C = W*.
     """
-    w = jnp.asarray(w, dtype=jnp.float64) if isinstance(w, jax.core.Tracer) else as_float_array("w", w, ndim=(0, 2))
-    if w.ndim not in (0, 2):
-        raise GflowInputError(f"`w` must be a scalar or an (n_out, n_in) matrix, got shape {w.shape}")
+    w = as_float_array("w", w, ndim=(0, 2))
     if w.ndim == 0:
         return LinearRNN(np.zeros((1, 1)), np.ones(1), jnp.reshape(w, (1,)))
     n_in = w.shape[1]
@@ -146,8 +144,7 @@ def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalue
     if tail_values is None:
         tail = w[k:] + 1.0
     else:
-        tail = (jnp.asarray(tail_values, dtype=jnp.float64) if isinstance(tail_values, jax.core.Tracer)
-                else as_float_array("tail_values", tail_values, ndim=(0, 1)))
+        tail = as_float_array("tail_values", tail_values, ndim=(0, 1))
         tail = jnp.full(d - k, tail) if tail.ndim == 0 else tail
         if tail.shape != (d - k,):
             raise GflowInputError(f"`tail_values` must hold d − k = {d - k} values, got {np.shape(tail_values)}")

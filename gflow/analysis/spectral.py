@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import GflowInputError, as_float_array, positive_float, positive_int
+from .._checks import GflowInputError, as_float_array, is_traced, positive_float, positive_int
 
 SYMMETRY_TOLERANCE = 1e-8  # max|A − Aᵀ| ≤ this × max(1, max|A|) counts as symmetric for a "general" model
 
@@ -33,16 +33,12 @@ class DiscreteMeasure(NamedTuple):
     weights: jax.Array
 
 
-def _traced(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
-
-
 def _symmetric_transition(model, symmetrize: bool):
     """The (d, d) symmetric matrix whose eigendecomposition the symmetric-A analyses use."""
     if model.structure in ("symmetric", "diagonal"):
         return model.transition()
     A = model.transition()
-    if symmetrize or _traced(A):
+    if symmetrize or is_traced(A):
         return 0.5 * (A + A.T)
     An = np.asarray(A)
     asym = float(np.max(np.abs(An - An.T), initial=0.0))
