@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gflow
-from gflow._gradient_flow_term import flatten_model
+from gflow import flatten
 
 
 def _now() -> float:
@@ -40,9 +40,9 @@ class FlatField:
     """L(θ), −∇L(θ) and −∇²L(θ) on the flat parameter vector (jitted)."""
 
     def __init__(self, loss, model0):
-        theta0, static, unravel = flatten_model(model0)
+        theta0, static, unravel = flatten(model0)
         self.theta0 = theta0
-        term = gflow.GradientFlowTerm(loss, static, unravel)
+        term = gflow.flow.GradientFlowTerm(loss, static, unravel)
         self.loss_value = jax.jit(lambda y: term.loss_value(y))
         self.neg_grad = jax.jit(lambda y: -jax.grad(term.loss_value)(y))
         self._loss_fn = term.loss_value
@@ -199,7 +199,7 @@ def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: floa
     # compile (t1 is traced, so a tiny t1 compiles the same program and takes few steps)
     c0 = _now()
     clock.deadline = _now() + max(budget, 60.0)
-    warm = gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, solver=solver, save_at=save_at,
+    gflow.solve_flow(loss, model0, t1 * 1e-13, rtol=rtol, atol=atol, solver=solver, save_at=save_at,
                             max_steps=max_steps, progress=False)
     compile_s = _now() - c0
     if clock.hit:
@@ -214,7 +214,7 @@ def diffrax_baseline(name: str, loss, model0, t1: float, rtol: float, atol: floa
     steps = int(traj.stats["steps"])
     evals = None if evals_per_step is None else evals_per_step * steps + 1
     t_reached = float(traj.ts[-1])
-    theta = np.asarray(flatten_model(traj.final)[0])
+    theta = np.asarray(flatten(traj.final)[0])
     common = dict(wall_s=wall, compile_s=compile_s, steps=steps, gradient_evaluations=evals,
                   final_loss=float(traj.loss[-1]), t_reached=t_reached)
     extra = "; dense n×n Jacobian + LU per step (diffrax default root finder)" if name == "kvaerno5" else ""

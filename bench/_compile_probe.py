@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jax
 
-import jax  # noqa: E402
-
-import gflow  # noqa: E402
-
-import _problems as P  # noqa: E402
+import _problems as P
+import gflow
 
 
 def main(argv=None):
@@ -38,7 +33,7 @@ def main(argv=None):
         gflow.solve_flows(losses, models, 1e7 * 1e-13, rtol=1e-8, save_at=8, progress=False)
     first = time.perf_counter() - t
     print(json.dumps({"first_solve_s": first, "process_s": time.perf_counter() - started,
-                      "cache_dir": gflow._compilation_cache.CACHE_DIR, "device": str(jax.devices()[0])}))
+                      "cache_dir": gflow.COMPILATION_CACHE_DIR, "device": str(jax.devices()[0])}))
 
 
 if __name__ == "__main__":

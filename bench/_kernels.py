@@ -13,10 +13,8 @@ import re
 from collections import Counter
 
 import jax
-import numpy as np
 
 import gflow
-from gflow import _flow
 
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s(fusion|custom-call|while|conditional|dot|"
                           r"convolution|all-reduce|copy|transpose|sort|scatter|gather)\(")
@@ -94,13 +92,6 @@ def hlo_counts(text: str) -> dict:
 
 def batched_solve_counts(losses, models0, t1, *, rtol, atol=None, save_at=8) -> dict:
     """:func:`hlo_counts` of the program :func:`gflow.solve_flows` compiles for this batch (no progress meter)."""
-    losses, models0, n = _flow._as_batch(losses, models0)
-    setup = _flow._setup(t1, rtol, atol, "auto", save_at, 0.0, None, 1e6, None, 1_000_000, False)
-    size = gflow._batching.bucket_size(n)
-    losses, models0 = gflow._batching.pad_to(losses, size), gflow._batching.pad_to(models0, size)
-    diverge, atols = np.ones((size, 2)) * 1e6, _flow._atols(setup, _flow.flat_parameters(models0))
-    with _flow._errors_as_nan():
-        lowered = _flow._integrate_batch_jit.lower(losses, models0, _flow._f64(diverge), _flow._f64(atols), setup.solver,
-                                               *_flow._shared_args(setup), setup.max_steps, _flow._meter(setup),
-                                               False, None)
-    return hlo_counts(lowered.lowered.compile().as_text()) | {"batch": size, "backend": jax.default_backend()}
+    lowered = gflow.flow.lower_flows(losses, models0, t1, rtol=rtol, atol=atol, save_at=save_at)
+    size = gflow.batching.bucket_size(gflow.batching.batch_length(losses) if gflow.batching.is_stacked(losses) else len(losses))
+    return hlo_counts(lowered.compile().as_text()) | {"batch": size, "backend": jax.default_backend()}

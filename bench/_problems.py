@@ -10,9 +10,7 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import initializers, teachers, PopulationLoss
-from gflow import GradientFlowTerm  # noqa: F401  (public; documents where the flat field comes from)
-from gflow._gradient_flow_term import flatten_model
+from gflow import flatten, initializers, PopulationLoss, teachers
 
 
 @dataclasses.dataclass
@@ -30,7 +28,7 @@ class Problem:
 
     @property
     def theta0(self):
-        return flatten_model(self.model0)[0]
+        return flatten(self.model0)[0]
 
     @property
     def n_params(self) -> int:
@@ -47,7 +45,7 @@ class Problem:
 
 def atol_factor_for(model0) -> float:
     """min(1, RMS θ0): gflow's own default atol/rtol ratio, fixed once per problem and used by every method."""
-    theta = np.asarray(flatten_model(model0)[0])
+    theta = np.asarray(flatten(model0)[0])
     return float(min(1.0, np.sqrt(np.mean(theta ** 2))))
 
 
@@ -106,9 +104,9 @@ def r5(quick: bool, ref_rtol: float | None) -> Problem:
     import math
 
     m, n, length = (64, 256, 20) if quick else (256, 1024, 20)
-    teacher = gflow.elman_panigrahi_goyal(jax.random.key(10), 16, activation="tanh", output_scale=0.25)
-    loss = gflow.SampleLoss.from_teacher(jax.random.key(11), teacher, n, length, steps="last")
-    model0 = gflow.elman_panigrahi_goyal(jax.random.key(12), m, activation="tanh", output_scale=1.0 / math.sqrt(m))
+    teacher = gflow.models.elman_panigrahi_goyal(jax.random.key(10), 16, activation="tanh", output_scale=0.25)
+    loss = gflow.objectives.SampleLoss.from_teacher(jax.random.key(11), teacher, n, length, steps="last")
+    model0 = gflow.models.elman_panigrahi_goyal(jax.random.key(12), m, activation="tanh", output_scale=1.0 / math.sqrt(m))
     notes = ["J (1024 × 65 792) is built one sequence at a time (SampleLoss.residual_jacobian); the default solver "
              "refreshes it every 4 steps (jacobian_every='auto': a materialized J above 2²² entries), because its "
              "Gram matrix costs ~3× the step's 4 gradients"]
@@ -149,7 +147,7 @@ def response(model, n: int = 100):
     recurrent steps would amplify parameter errors far outside the training distribution)."""
     if hasattr(model, "impulse_response"):
         return model.impulse_response(n)
-    probe = gflow.gaussian_sequences(jax.random.key(99), 64, 20)
+    probe = gflow.objectives.gaussian_sequences(jax.random.key(99), 64, 20)
     return jax.vmap(model)(probe)[:, -1]
 
 
@@ -160,7 +158,7 @@ def impulse(model, n: int = 100) -> np.ndarray:
 def rebuild(model0, theta):
     import jax.numpy as jnp
 
-    _, static, unravel = flatten_model(model0)
+    _, static, unravel = flatten(model0)
     return eqx.combine(unravel(jnp.asarray(theta)), static)
 
 

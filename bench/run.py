@@ -44,17 +44,15 @@ import time
 # R2 (--quick) took 2–4.5 s instead of 0.15–0.2 s. It also serves jaxlib's CPU LAPACK calls (Kvaerno5's LU).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import numpy as np
 
-import gflow  # noqa: E402
-from gflow._gradient_flow_term import flatten_model  # noqa: E402
-from gflow._json import jsonable  # noqa: E402
-
-import _baselines as B  # noqa: E402
-import _problems as P  # noqa: E402
+import _baselines as B
+import _problems as P
+import gflow
+from gflow import flatten
+from gflow.results import jsonable
 
 QUIET = False  # no progress meter in timed solves (same for gflow and the diffrax baselines)
 DENSE_LIMIT_BYTES = 2e9  # skip baselines that need a dense n × n Jacobian above this
@@ -87,7 +85,7 @@ def impulses(model0, states) -> np.ndarray:
 class Reference:
     def __init__(self, model0, traj):
         self.model0 = model0
-        self.theta = np.asarray(flatten_model(traj.final)[0])
+        self.theta = np.asarray(flatten(traj.final)[0])
         self.h = P.impulse(traj.final, N_IMPULSE)
         self.ts = np.asarray(traj.ts)
         self.h_traj = impulses(model0, traj.params)
@@ -135,7 +133,7 @@ def gflow_run(label, loss, model0, t1, rtol, atol, repeats=1, compile_s=None):
     row = B.result_row(label, status=traj.status, t_reached=float(traj.ts[-1]), wall_s=best, compile_s=compile_s,
                        steps=st["steps"], gradient_evaluations=st["gradient_evaluations"],
                        linear_solves=st["linear_solves"], final_loss=float(traj.loss[-1]),
-                       theta=np.asarray(flatten_model(traj.final)[0]), saved=(np.asarray(traj.ts), traj.params),
+                       theta=np.asarray(flatten(traj.final)[0]), saved=(np.asarray(traj.ts), traj.params),
                        note=(f"solver={traj.config.get('solver')}, {st['accepted_steps']} accepted / "
                              f"{st['rejected_steps']} rejected" + (f", best of {repeats}" if repeats > 1 else "")
                              + (f"; {traj.message}" if traj.message else "")))
@@ -328,7 +326,6 @@ def compile_probe(problem: str, n_flows: int | None = None) -> dict:
 def run_batched(name: str, n_flows: int, args) -> dict:
     """A stacked batch of R1-size flows through solve_flows: build, validation, compile (cold and cached, in
     fresh processes), warm run, flows/s, ms per lock-step, kernels per step, steps, agreement with solve_flow."""
-    from gflow import _flow
 
     import _kernels as K
 
@@ -349,10 +346,10 @@ def run_batched(name: str, n_flows: int, args) -> dict:
     P.stacked_flows(n_flows, k_values)
     build_warm_s = _now() - c0
     c0 = _now()
-    _flow._validate_batch(losses, models)
+    gflow.flow.validate_flows(losses, models)
     validate_s = _now() - c0
     c0 = _now()
-    _flow._validate_batch(losses, models)
+    gflow.flow.validate_flows(losses, models)
     validate_warm_s = _now() - c0
     log(f"    stacked build {build_s:.2f} s (warm {build_warm_s:.2f} s), validation {validate_s:.2f} s "
         f"(warm {validate_warm_s:.2f} s)")
@@ -384,7 +381,7 @@ def run_batched(name: str, n_flows: int, args) -> dict:
         log(f"    compile in a fresh process: {probe}")
 
     single_walls, errs, errs_trained = [], [], []
-    take = gflow._batching.take
+    take = gflow.batching.take
     gflow.solve_flow(take(losses, 0), take(models, 0), t1 * 1e-13, rtol=rtol, save_at=save_at, progress=QUIET)
     for i in range(n_timed):
         s0 = _now()
@@ -395,7 +392,7 @@ def run_batched(name: str, n_flows: int, args) -> dict:
         errs_trained.append(float(np.max(np.abs(hb[:ks[i]] - hs[:ks[i]])) / np.max(np.abs(hs))))
     per_flow_single = float(np.mean(single_walls)) if single_walls else None
     out = {"problem": name, "description": desc, "notes": notes, "n_flows": n_flows, "program_size":
-           gflow._batching.bucket_size(n_flows, len(jax.local_devices())), "local_devices": len(jax.local_devices()),
+           gflow.batching.bucket_size(n_flows, len(jax.local_devices())), "local_devices": len(jax.local_devices()),
            "t1": t1, "rtol": rtol, "save_at": save_at, "build_s": build_s, "build_warm_s": build_warm_s,
            "validate_s": validate_s, "validate_warm_s": validate_warm_s, "first_call_s": first_call_s, **probe,
            "wall_s": wall, "integrate_s": inner, "overhead_per_flow_ms": 1e3 * (wall - inner) / n_flows,
@@ -542,7 +539,7 @@ def main(argv=None):
 
 
 def write_json(args, results, checks, total, partial=False):
-    from gflow._trajectory import package_versions
+    from gflow.results import package_versions
 
     doc = {"quick": args.quick, "partial": partial, "budget_s": args.budget, "problems": args.problems,
            "methods": args.methods, "total_wall_s": total, "platform": platform.platform(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 
@@ -66,3 +67,14 @@ def one_of(name: str, value, choices) -> str:
     if value not in choices:
         raise GflowInputError(f"`{name}` must be one of {sorted(choices)}, got {value!r}")
     return value
+
+
+def check_sequence(x, n_in: int, scalar: bool) -> jax.Array:
+    """``x`` as a float array of shape (T,) (``scalar``) or (T, n_in), else :class:`gflow.GflowInputError`."""
+    x = jnp.asarray(x, dtype=jnp.result_type(float))
+    if (scalar and x.ndim != 1) or (not scalar and (x.ndim != 2 or x.shape[1] != n_in)):
+        want = "(T,)" if scalar else f"(T, {n_in})"
+        raise GflowInputError(f"input sequence `x` must have shape {want}, got {x.shape}")
+    if x.shape[0] < 1:
+        raise GflowInputError("input sequence `x` must have at least one step")
+    return x

@@ -31,11 +31,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import analysis as an, initializers, teachers  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import analysis as an
+from gflow import initializers, teachers
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -94,8 +93,8 @@ def run_seeds(loss, models0, tau, args, rtol):
     """Every seed's flow for one ε in one batched call (``models0`` stacked): [(trajectory, measurements)]."""
     t1 = args.horizon * tau
     ts = np.union1d(np.linspace(0.0, t1, args.n_save), [tau])
-    n = gflow.batch_length(models0)
-    batch = gflow.solve_flows(gflow.repeat_module(loss, n), models0, t1, rtol=rtol, save_at=ts,
+    n = gflow.batching.batch_length(models0)
+    batch = gflow.solve_flows(gflow.batching.repeat(loss, n), models0, t1, rtol=rtol, save_at=ts,
                               diagnostics=DIAGNOSTICS, solver=args.solver, config={"study": "balance_limit"})
     return [(traj, measure(traj, tau, n)) for traj in batch]
 

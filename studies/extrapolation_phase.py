@@ -16,7 +16,7 @@ Panels (each a sweep over the training length k and seeds, gradient flow on the 
 - fig6 (App. B.3): impulse responses of the fig1b students trained with k = 8, 18 and 20.
 
 Every run is integrated once to t1 (1e10 for the balanced teacher, whose flows converge like a power of t; 1e6 for
-the others) and read where its loss first reaches each level in ``--levels`` (see studies/_extrapolation_sweeps.py
+the others) and read where its loss first reaches each level in ``--levels`` (see studies/extrapolation_sweeps.py
 for the error measure: the ℓ∞ tail error on [k, H) over max_{j<H}|w_j|, H = ``--horizon``). The balanced teacher
 and the random unbalanced teacher are redrawn with each seed (key = seed), the student key is 1000 + seed. The
 checks compare median errors below and above k = 2d̂ (k = 2d̂ itself left out) at the lowest level, the fall of the
@@ -28,7 +28,7 @@ resolved only down to ≈ 1e-11 (1e-14 at rtol 1e-10), so fig1a, whose sharpenin
 rtol 1e-9. For the delay teacher with 10 ≤ k ≤ 13, the flow drives the spectral radius of A past 2 right after
 leaving the saddle (t ≈ 500) and ∇²L grows past 1e5; the default solver then either stalls (max_steps) or returns
 states whose loss rises, which is no gradient flow. Such runs are flagged and only their states before the rise are
-read (studies/_extrapolation_sweeps.py, ``valid_length``).
+read (studies/extrapolation_sweeps.py, ``valid_length``).
 
 Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_phase
 """
@@ -36,16 +36,13 @@ Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gflow import analysis as an  # noqa: E402
-
-import _extrapolation_sweeps as xs  # noqa: E402
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import extrapolation_sweeps as xs
+from gflow import analysis as an
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 PANELS = {

@@ -28,18 +28,16 @@ Example:  python studies/gd_vs_flow.py --quick --out out/gd_vs_flow
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import equinox as eqx
 import jax
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import analysis as an, initializers, teachers  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import analysis as an
+from gflow import initializers, teachers
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
@@ -113,8 +111,8 @@ def build_problems(args):
             "loss": gflow.PopulationLoss(teacher, args.k),
             "starts": {"symmetric": symmetric_general_start(k_sym, d, args.init_scale),
                        "general": initializers.gaussian(k_gen, d, scale=1.0, convention="normal")},
-            "data": gflow.EmpiricalLoss.from_teacher(k_data, teacher, args.n_data, args.k),
-            "fresh": gflow.FreshGaussianSequences(teacher, args.k),
+            "data": gflow.objectives.EmpiricalLoss.from_teacher(k_data, teacher, args.n_data, args.k),
+            "fresh": gflow.objectives.FreshGaussianSequences(teacher, args.k),
         }
     return out
 
@@ -160,14 +158,14 @@ def sweep_one_start(problem, start_name, args, flows):
     edge = an.stability_edge(float(np.max(lam)))
     etas = edge / 2.0 ** np.arange(1, problem["n_eta"] + 1)
     eta_max = etas[0]
-    base_steps = gflow.log_save_steps(max(2, int(round(horizon / eta_max))), args.n_save)
+    base_steps = gflow.discrete.log_save_steps(max(2, int(round(horizon / eta_max))), args.n_save)
     ts = eta_max * base_steps
     flow = flows(loss, model0, ts, args.rtol, tag)
     flow_tight = flows(loss, model0, ts, args.rtol / 100, tag)
     runs = []
     for eta in etas:
         ratio = int(round(eta_max / eta))
-        traj = gflow.run_gd(loss, model0, float(eta), int(base_steps[-1] * ratio), save_at=base_steps * ratio,
+        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(base_steps[-1] * ratio), save_at=base_steps * ratio,
                             config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
         dist = an.distance_to_flow(traj, flow)
         dist_tight = an.distance_to_flow(traj, flow_tight)
@@ -180,8 +178,8 @@ def sweep_one_start(problem, start_name, args, flows):
     edge_runs = []
     for factor in EDGE_FACTORS:
         eta = factor * edge
-        steps = gflow.log_save_steps(max(2, int(round(horizon / eta))), args.n_save)
-        traj = gflow.run_gd(loss, model0, float(eta), int(steps[-1]), save_at=steps,
+        steps = gflow.discrete.log_save_steps(max(2, int(round(horizon / eta))), args.n_save)
+        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(steps[-1]), save_at=steps,
                             config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
         compare = traj.status == "completed" and factor < 1.0  # above the edge GD is not expected to follow
         dist = an.distance_to_flow(traj, flows(loss, model0, traj.ts, args.rtol, tag)) if compare else None
@@ -206,11 +204,11 @@ def q_drift_runs(problem, args):
     r = problem["results"]["general"]
     t_early = early_window(r["probe"])
     eta0 = min(r["edge"] / 2.0, t_early / 50.0)
-    base = gflow.log_save_steps(int(round(4 * t_early / eta0)), args.n_save)
+    base = gflow.discrete.log_save_steps(int(round(4 * t_early / eta0)), args.n_save)
     runs = []
     for eta in eta0 / 2.0 ** np.arange(args.n_fit):
         ratio = int(round(eta0 / eta))
-        traj = gflow.run_gd(loss, model0, float(eta), int(base[-1] * ratio), save_at=base * ratio,
+        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(base[-1] * ratio), save_at=base * ratio,
                             config={"study": "gd_vs_flow", "problem": problem["name"], "start": "general"})
         runs.append({"eta": float(eta), "traj": traj, "q_drift": an.balance_matrix_drift(traj)})
     at_early = ", ".join(f"{np.interp(t_early, run['traj'].ts, run['q_drift']):.2e}" for run in runs)
@@ -228,11 +226,11 @@ def other_methods(problem, args):
     steps_sgd = max(2, int(round(problem["horizon"] / eta_sgd)))
     cfg = {"study": "gd_vs_flow", "problem": problem["name"], "start": "symmetric"}
     out = {}
-    out["SGD (N data)"] = gflow.run_sgd(problem["data"], model0, eta_sgd, steps_sgd, batch_size=args.batch,
+    out["SGD (N data)"] = gflow.discrete.run_sgd(problem["data"], model0, lr=eta_sgd, steps=steps_sgd, batch_size=args.batch,
                                         key=jax.random.key(args.seed + 11), save_at=args.n_save, config=cfg)
-    out["SGD (fresh)"] = gflow.run_sgd(problem["fresh"], model0, eta_sgd, steps_sgd, batch_size=args.batch,
+    out["SGD (fresh)"] = gflow.discrete.run_sgd(problem["fresh"], model0, lr=eta_sgd, steps=steps_sgd, batch_size=args.batch,
                                        key=jax.random.key(args.seed + 12), save_at=args.n_save, config=cfg)
-    out["Adam"] = gflow.run_adam(loss, model0, args.adam_steps, lr=args.adam_lr, save_at=args.n_save, config=cfg)
+    out["Adam"] = gflow.discrete.run_adam(loss, model0, steps=args.adam_steps, lr=args.adam_lr, save_at=args.n_save, config=cfg)
     for name, traj in out.items():
         print(f"  {problem['name']}: {name} ({traj.stats['steps']} steps, {traj.stats['wall_time_s']:.2f} s): "
               f"{traj.status}, final full loss {traj.loss[-1]:.3e}", flush=True)

@@ -3,7 +3,7 @@ Fig. 2) and memoryless, adversarial and memory teachers (seed 001 Figs. 1, 2, 5)
 
 Part A (seed 000 Sec. 5.3, Fig. 2; spec 000 §1.4d, §1.5, §5, P15). The GRU teacher of App. C.2.3: a GRU of hidden
 size d̂_g = 10 at init scale 1e-6, trained for 1000 Adam steps (lr 1e-3) to mimic an impulse response
-(gflow.nonlinear_teachers.fit_gru_teacher; the target is not given in the paper, ours is the library default
+(gflow.discrete.fit_gru_teacher; the target is not given in the paper, ours is the library default
 damped_oscillation, w_j = 0.9^j cos(0.3 j), j < 40). GRU students (PyTorch cell and init, linear readout) are
 trained with Adam on length-k_g sequences of N(0, 1) inputs, minibatches of 100 (paper), from a fixed training
 set, every output step supervised (the accumulating loss of seed 000 App. D, which has the same minimizers as the
@@ -27,7 +27,7 @@ length-2k inputs with steps t ≤ k supervised, identical for causal models, so 
 share their inputs and one compiled loop). Fig. 1: the
 memoryless teacher y_t = w* x_t (w* = 1). Fig. 2: a linear teacher with memory d_T = 2. Fig. 5: teachers of
 memory d_T ∈ {1, 2, 3, 4, 6, 8, 12, 16}. "Adversarial data" (Figs. 1, 2): training sequences of length 2k whose
-labels after step k carry an echo of the input k steps back (gflow.AdversarialLateLabels; for the linear RNN the
+labels after step k carry an echo of the input k steps back (gflow.objectives.nonlinear_teachers.AdversarialLateLabels; for the linear RNN the
 equivalent population loss of the teacher whose impulse response gets +1 at lag k). The measure is the relative
 MSE on fresh length-T = 3k sequences: E(ŷ_t − y_t)² summed over the steps of a window over E y_t² on the same
 window; the window t ≤ k ("fit") or k < t ≤ T ("extrapolation", the paper's "average error on sequence lengths it
@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 
 import equinox as eqx
@@ -57,13 +56,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import initializers, nonlinear_teachers as nt, teachers  # noqa: E402
-from gflow._checks import GflowInputError  # noqa: E402
-from gflow._json import jsonable  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import GflowInputError, initializers, teachers
+from gflow.objectives import nonlinear_teachers as nt
+from gflow.results import jsonable
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
@@ -213,7 +210,7 @@ def memory_teacher(key, d_T: int, radius: float = 0.9) -> gflow.LinearRNN:
 
 def late_echo_teacher(teacher: gflow.LinearRNN, k: int, amplitude: float = 1.0) -> gflow.LinearRNN:
     """The linear RNN whose impulse response is the SISO ``teacher``'s plus ``amplitude`` at lag k: the labels of
-    :class:`gflow.AdversarialLateLabels` (``late_response=(amplitude,)``) as one linear teacher, built as the
+    :class:`gflow.objectives.nonlinear_teachers.AdversarialLateLabels` (``late_response=(amplitude,)``) as one linear teacher, built as the
     block-diagonal sum of the teacher and a delay line of k + 1 steps."""
     if not isinstance(teacher, gflow.LinearRNN) or not teacher.siso:
         raise GflowInputError("`teacher` must be a SISO gflow.LinearRNN")
@@ -287,16 +284,16 @@ def _floats(x):
 # ------------------------------------------------------------------------------------------------ part A
 def gru_teacher(args):
     """The GRU teacher of seed 000 App. C.2.3 with the library's defaults (target, 1000 Adam steps, lr 1e-3, 1e-6)."""
-    teacher = nt.fit_gru_teacher(jax.random.key(args.teacher_seed), args.teacher_dim)
+    teacher = gflow.discrete.fit_gru_teacher(jax.random.key(args.teacher_seed), args.teacher_dim)
     target = np.asarray(nt.damped_oscillation())
-    fit = float(np.max(np.abs(np.asarray(teacher(gflow.impulse(len(target)))) - target)))
+    fit = float(np.max(np.abs(np.asarray(teacher(gflow.objectives.impulse(len(target)))) - target)))
     return teacher, target, fit
 
 
 def run_a(args, teacher, x_test, y_test, scale, k, seed):
-    train = gflow.SampleLoss.from_teacher(jax.random.key(1000 + seed), teacher, args.n_train, k)
-    student = gflow.gru(jax.random.key(2000 + seed), args.width)
-    traj = gflow.run_adam(train, student, args.steps, lr=args.lr, batch_size=args.batch,
+    train = gflow.objectives.SampleLoss.from_teacher(jax.random.key(1000 + seed), teacher, args.n_train, k)
+    student = gflow.models.gru(jax.random.key(2000 + seed), args.width)
+    traj = gflow.discrete.run_adam(train, student, steps=args.steps, lr=args.lr, batch_size=args.batch,
                           key=jax.random.key(3000 + seed), save_at=12, progress=False,
                           config={"study": "gru_extrapolation", "part": "A", "k_g": k, "seed": seed})
     traj.save(os.path.join(args.out, "trajectories", f"gru_k{k}_s{seed}"))
@@ -305,7 +302,7 @@ def run_a(args, teacher, x_test, y_test, scale, k, seed):
     return {"k": k, "seed": seed, "status": traj.status, "final_loss": float(traj.loss[-1]),
             "loss_per_step": float(traj.loss[-1]) / k, "steps": traj.diagnostics["step"], "loss": traj.loss,
             "fit": errors["fit"], "tail": errors["tail"], "profile": errors["profile"],
-            "impulse_response": np.asarray(traj.final(gflow.impulse(args.horizon))), "example_output": y[0],
+            "impulse_response": np.asarray(traj.final(gflow.objectives.impulse(args.horizon))), "example_output": y[0],
             "wall_time_s": traj.stats["wall_time_s"]}
 
 
@@ -313,7 +310,7 @@ def part_a(args, checks, results):
     t0 = time.time()
     teacher, target, teacher_fit = gru_teacher(args)
     H = args.horizon
-    x_test = gflow.gaussian_sequences(jax.random.key(777), args.n_test, H)
+    x_test = gflow.objectives.gaussian_sequences(jax.random.key(777), args.n_test, H)
     y_test = _outputs(teacher, x_test)
     scale = float(np.mean(np.abs(y_test).max(axis=1)))
     print(f"A. seed 000 Fig. 2: GRU teacher d̂_g = {args.teacher_dim} fitted in {time.time() - t0:.1f} s (max |IR − "
@@ -327,7 +324,7 @@ def part_a(args, checks, results):
         for s in range(args.seeds):
             t = time.time()
             r, reused = cached(args.out, f"A_gru_k{k}_s{s}", {**base, "k": k, "seed": s},
-                               lambda: run_a(args, teacher, x_test, y_test, scale, k, s))
+                               lambda: run_a(args, teacher, x_test, y_test, scale, k, s))  # noqa: B023 (called at once)
             runs[(k, s)] = r
             print(f"  k_g = {k:3d} seed {s}: loss/step {float(r['loss_per_step']):.2e}, fit {float(r['fit']):.3f}, "
                   f"tail error {float(r['tail']):.3f} ({'reused' if reused else f'{time.time() - t:.0f} s'}, {r['status']})", flush=True)
@@ -371,7 +368,7 @@ def part_a(args, checks, results):
                          "reductions": reduced}
     print(f"  critical k_g = {critical} (paper ≈ {PAPER_CRITICAL}); seed-mean tail errors "
           f"{dict(zip(args.kg, np.round(mean, 4)))}", flush=True)
-    teacher_ir = np.asarray(teacher(gflow.impulse(H)))
+    teacher_ir = np.asarray(teacher(gflow.objectives.impulse(H)))
     return {"runs": runs, "mean": mean, "std": std, "critical": critical, "teacher_ir": teacher_ir,
             "teacher_example": y_test[0], "target": target, "scale": scale, "reduced": reduced}
 
@@ -406,7 +403,7 @@ def _b_config(args, arch, teacher_name, mode):
 
 def _b_evaluate(args, model, teacher, status, final_loss, extra=None):
     T, k = args.eval_factor * args.k1, args.k1
-    x = gflow.gaussian_sequences(jax.random.key(888), args.n_test1, T)
+    x = gflow.objectives.gaussian_sequences(jax.random.key(888), args.n_test1, T)
     m = relative_mse(_outputs(model, x), _outputs(teacher, x), k)
     return {"status": status, "final_loss": final_loss, "fit": m["fit"], "extrapolation": m["extrapolation"],
             "mse": m["mse"], "power": m["power"], **(extra or {})}
@@ -438,12 +435,12 @@ def _b_nonlinear(args, arch, teacher_name, mode):
     # Both modes see the same length-2k inputs (one compiled loop per architecture); normal training supervises
     # t ≤ k only, which for a causal model is exactly training on the length-k prefixes.
     labels, steps = (nt.AdversarialLateLabels(teacher, k), "all") if mode == "adversarial" else (teacher, range(1, k + 1))
-    train = gflow.SampleLoss.from_teacher(jax.random.key(5000 + args.seed1), labels, args.n_train1, 2 * k,
+    train = gflow.objectives.SampleLoss.from_teacher(jax.random.key(5000 + args.seed1), labels, args.n_train1, 2 * k,
                                           steps=steps)
     length = 2 * k if mode == "adversarial" else k
-    make = gflow.gru if arch == "gru" else gflow.lstm
+    make = gflow.models.gru if arch == "gru" else gflow.models.lstm
     student = make(jax.random.key(6000 + args.seed1), args.width1, init="xavier")
-    traj = gflow.run_adam(train, student, args.steps1, lr=args.lr1, save_at=12, progress=False,
+    traj = gflow.discrete.run_adam(train, student, steps=args.steps1, lr=args.lr1, save_at=12, progress=False,
                           config={"study": "gru_extrapolation", "part": "B"})
     return _b_evaluate(args, traj.final, teacher, traj.status, float(traj.loss[-1]),
                        {"loss_per_step": float(traj.loss[-1]) / length, "wall_time_s": traj.stats["wall_time_s"]})
@@ -471,12 +468,12 @@ def part_b(args, checks, results):
         t = time.time()
         computed = _b_linear_batch(args, linear)
         for job, r in computed.items():
-            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: r)[0]
+            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: r)[0]  # noqa: B023 (called at once)
         print(f"  {len(linear)} linear flows in {time.time() - t:.0f} s", flush=True)
     for job in jobs:
         t = time.time()
         if job not in rows:
-            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: _b_nonlinear(args, *job))[0]
+            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: _b_nonlinear(args, *job))[0]  # noqa: B023
             took = f"{time.time() - t:.0f} s"
         else:
             took = "in the batched solve" if job in linear else "reused"

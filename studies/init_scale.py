@@ -11,7 +11,7 @@ getting good extrapolation error" (spec 000 §6 P13). What the paper leaves open
   unstated), integrated to t1 = 1e10 at rtol 1e-8 and read where the loss first reaches ``--level`` (default
   1e-9, above the ≈ 1e-11 to which rtol 1e-8 resolves the loss; the last valid state where it never does, counted
   in the figure legend);
-- error: the relative ℓ∞ tail error of studies/_extrapolation_sweeps.py on [k, H), H = 100;
+- error: the relative ℓ∞ tail error of studies/extrapolation_sweeps.py on [k, H), H = 100;
 - critical k of a scale: the smallest k of the grid from which on every median error is ≤ 0.1.
 
 Checks: the mean over k of the median error does not decrease from one scale to the next; the critical k does not
@@ -23,16 +23,13 @@ Example:  python studies/init_scale.py --quick --out out/init_scale
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gflow import analysis as an  # noqa: E402
-
-import _extrapolation_sweeps as xs  # noqa: E402
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import extrapolation_sweeps as xs
+from gflow import analysis as an
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
 PANEL = {"init_scale": {"teacher": "balanced", "teacher_dim": 5, "student": "general", "d": 40}}

@@ -47,21 +47,20 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
-from functools import partial
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import analysis as an, nonlinear_teachers as nt  # noqa: E402
-from gflow._checks import GflowInputError  # noqa: E402
+import gflow
+from gflow import analysis as an
 
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+# noqa: E402
+from gflow import GflowInputError
+from gflow.objectives import nonlinear_teachers as nt
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
            "003": "seed 003 (Cayci & Eryilmaz)"}
@@ -166,15 +165,15 @@ def make_task(setting: str, args):
     L, d, n = args.length, args.d, args.n
     if setting == "003":
         teacher = nt.transport_teacher(k_teacher, d, alpha=args.alpha)
-        inputs = gflow.unit_ball_sequences(k_x, n, L, d)
+        inputs = gflow.objectives.unit_ball_sequences(k_x, n, L, d)
         steps = "all"
     else:
         make = nt.token_sum_teacher if setting == "004" else nt.sequence_concept_teacher
         teacher = make(k_teacher, L, d, eps_x=args.eps_x)
-        inputs = gflow.normalized_token_sequences(k_x, n, L, d, eps_x=args.eps_x)
+        inputs = gflow.objectives.normalized_token_sequences(k_x, n, L, d, eps_x=args.eps_x)
         steps = range(3, L + 1) if setting == "004" else "last"
     labels = jax.vmap(teacher)(inputs)
-    w = np.asarray(gflow.SampleLoss(inputs, labels, steps=steps).step_weights)
+    w = np.asarray(gflow.objectives.SampleLoss(inputs, labels, steps=steps).step_weights)
     rms = float(jnp.sqrt(jnp.sum(w * labels**2) / (n * w.sum())))
     return inputs, labels * (args.label_rms / rms), steps
 
@@ -182,16 +181,16 @@ def make_task(setting: str, args):
 def make_model(setting: str, seed: int, m: int, args):
     key = jax.random.key(1000 + seed)
     if setting == "004":
-        return gflow.elman_allen_zhu_li(key, m, args.d)
+        return gflow.models.elman_allen_zhu_li(key, m, args.d)
     if setting == "002":
-        return gflow.elman_panigrahi_goyal(key, m, args.d)
-    return gflow.elman_cayci_eryilmaz(key, m, args.d, alpha=args.alpha)
+        return gflow.models.elman_panigrahi_goyal(key, m, args.d)
+    return gflow.models.elman_cayci_eryilmaz(key, m, args.d, alpha=args.alpha)
 
 
 def centered_loss(model0, inputs, labels, steps, centering: bool):
     """The sample loss of F(θ) − F(θ0) (labels y + F(θ0)(x)), or of F(θ) without centering."""
     shift = jax.vmap(model0)(inputs) if centering else 0.0
-    return gflow.SampleLoss(inputs, labels + shift, steps=steps)
+    return gflow.objectives.SampleLoss(inputs, labels + shift, steps=steps)
 
 
 # --------------------------------------------------------------------------------------------- measurements
@@ -240,7 +239,7 @@ def train(setting, seed, m, args, task, eta_bar):
     n_steps = int(math.ceil(args.tau / eta_bar - 1e-9))
     lr = eta_bar * time_scale(setting, m)
     started = time.perf_counter()
-    traj = gflow.run_gd(loss, model0, lr, n_steps, save_at=np.array([0, n_steps]), progress=False,
+    traj = gflow.discrete.run_gd(loss, model0, lr=lr, steps=n_steps, save_at=np.array([0, n_steps]), progress=False,
                         config={"study": "lazy_width", "setting": setting, "width": m, "seed": seed})
     if traj.status != "completed":
         raise RuntimeError(f"GD for setting {setting}, m = {m}, seed {seed} did not complete: {traj.message}")

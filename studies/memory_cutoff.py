@@ -20,7 +20,7 @@ F. P13: projected GD against plain GD on the same problem at step sizes c/(T√�
    α_m σ₁ < 1 at every iterate below the cutoff; whether plain GD "needs a much smaller η" is reported.
 
 Our choices where the paper is silent (all options below): d = 2, inputs uniform in the unit ball, n = 32 training
-sequences, the transport teacher of gflow.nonlinear_teachers with ν̄_w = ν̄_u = 1 (v_w(±α) uniform in [−1, 1], v_u a
+sequences, the transport teacher of gflow.objectives.nonlinear_teachers with ν̄_w = ν̄_u = 1 (v_w(±α) uniform in [−1, 1], v_u a
 constant unit vector), M = 2048 teacher samples, ρ_w = ρ_u = 1, loss eq. (1) (no 1/2), width m = 256, τ = 1000.
 Thresholds are named in each check.
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 from functools import partial
 
@@ -40,15 +39,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))  # this checkout's gflow, not an installed copy
-import gflow  # noqa: E402
-from gflow import analysis as an  # noqa: E402
-from gflow._checks import GflowInputError  # noqa: E402
-from gflow.nonlinear_teachers import transport_teacher  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import analysis as an
+from gflow import GflowInputError
+from gflow.objectives.nonlinear_teachers import transport_teacher
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
@@ -93,7 +88,7 @@ def parse_args(argv=None):
 
 def validate(args):
     """Clear errors for settings the study cannot run (GflowInputError, like the library)."""
-    sigma = gflow.ACTIVATIONS.get(args.activation)
+    sigma = gflow.models.ACTIVATIONS.get(args.activation)
     if sigma is None or not sigma.smooth:
         raise GflowInputError(f"--activation must be a C² activation (tanh, logistic, gaussian), got {args.activation!r}")
     if args.alphas is None:
@@ -131,22 +126,22 @@ def activations_of(args):
 
 
 def sampler(args, radius=1.0):
-    return partial(gflow.unit_ball_sequences, d=args.d, radius=radius)
+    return partial(gflow.objectives.unit_ball_sequences, d=args.d, radius=radius)
 
 
 def problem(args, alpha, length, seed):
     """(teacher, loss, model0) for one (α, T, seed): a transport teacher of the student's α (spec 003 §2.2)."""
     teacher = transport_teacher(key(seed, 1), args.d, alpha=alpha, activation=args.activation,
                                 n_samples=args.teacher_samples, nu_w=args.nu, nu_u=args.nu)
-    loss = gflow.SampleLoss.from_teacher(key(seed, 2), teacher, args.n, length, sampler=sampler(args))
-    model0 = gflow.elman_cayci_eryilmaz(key(seed, 3), args.m, args.d, alpha=alpha, activation=args.activation)
+    loss = gflow.objectives.SampleLoss.from_teacher(key(seed, 2), teacher, args.n, length, sampler=sampler(args))
+    model0 = gflow.models.elman_cayci_eryilmaz(key(seed, 3), args.m, args.d, alpha=alpha, activation=args.activation)
     return teacher, loss, model0
 
 
 def projection_of(args, model0):
     """Seed 003 §3(b): |W_ii − W_ii(0)| <= ρ_w/√m (a clip) and ‖U_i − U_i(0)‖ <= ρ_u/√m (per-row ball)."""
     r = args.rho / math.sqrt(args.m)
-    return gflow.compose_projections(gflow.box_projection(model0, "W", r), gflow.ball_projection(model0, "A", r))
+    return gflow.discrete.compose_projections(gflow.discrete.box_projection(model0, "W", r), gflow.discrete.ball_projection(model0, "A", r))
 
 
 def constraint_excess(args, model0, traj):
@@ -217,11 +212,11 @@ def part_a(args, checks, results):
     """P1: F(Θ(0)) = 0 exactly; paired neurons' gradients are exact negatives at step 0."""
     worst_f, worst_pair, cases = 0.0, 0.0, []
     for activation in activations_of(args):
-        s1 = gflow.ACTIVATIONS[activation].sigma1
+        s1 = gflow.models.ACTIVATIONS[activation].sigma1
         for alpha in (0.5 / s1, 1.5 / s1):
             teacher = transport_teacher(key(7, 1), args.d, alpha=alpha, activation=activation, n_samples=256)
-            loss = gflow.SampleLoss.from_teacher(key(7, 2), teacher, 8, 12, sampler=sampler(args))
-            model = gflow.elman_cayci_eryilmaz(key(7, 3), args.m, args.d, alpha=alpha, activation=activation)
+            loss = gflow.objectives.SampleLoss.from_teacher(key(7, 2), teacher, 8, 12, sampler=sampler(args))
+            model = gflow.models.elman_cayci_eryilmaz(key(7, 3), args.m, args.d, alpha=alpha, activation=activation)
             f, pair = (float(v) for v in _init_defects(model, loss))
             worst_f, worst_pair = max(worst_f, f), max(worst_pair, pair)
             cases.append({"activation": activation, "alpha": alpha, "m": args.m, "max_abs_F": f, "pair_defect": pair})
@@ -240,15 +235,15 @@ def part_b(args, checks, results):
     worst_h, worst_off, worst_loss, cases = 0.0, 0.0, 0.0, []
     m, length = 16, 12
     for activation in activations_of(args):
-        s1 = gflow.ACTIVATIONS[activation].sigma1
+        s1 = gflow.models.ACTIVATIONS[activation].sigma1
         for alpha in (0.5 / s1, 1.5 / s1):
-            model = gflow.elman_cayci_eryilmaz(key(8, 1), m, args.d, alpha=alpha, activation=activation)
+            model = gflow.models.elman_cayci_eryilmaz(key(8, 1), m, args.d, alpha=alpha, activation=activation)
             kw, ku = jax.random.split(key(8, 2))
             model = eqx.tree_at(lambda mm: (mm.W, mm.A), model,  # a generic point: pairing broken
                                 (model.W + 0.1 * jax.random.normal(kw, (m,)),
                                  model.A + 0.3 * jax.random.normal(ku, model.A.shape)))
             teacher = transport_teacher(key(8, 3), args.d, alpha=alpha, activation=activation, n_samples=256)
-            loss = gflow.SampleLoss.from_teacher(key(8, 4), teacher, 6, length, sampler=sampler(args))
+            loss = gflow.objectives.SampleLoss.from_teacher(key(8, 4), teacher, 6, length, sampler=sampler(args))
             rel_h, off_max, rel_l = (float(v) for v in _proposition_1_errors(model, loss))
             worst_h, worst_off, worst_loss = max(worst_h, rel_h), max(worst_off, off_max), max(worst_loss, rel_l)
             cases.append({"activation": activation, "alpha": alpha, "hidden_rel_error": rel_h,
@@ -295,14 +290,14 @@ def part_c(args, checks, results):
 
 def part_d(args, checks, results):
     """P3 and P11(b): max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ against t at initialization, inputs small or of unit radius."""
-    sigma = gflow.ACTIVATIONS[args.activation]
+    sigma = gflow.models.ACTIVATIONS[args.activation]
     ts = np.arange(1, args.grad_length + 1)
     curves, u_parts, worst_ratio = {}, {}, 0.0
     for label, alpha in zip(("short", "long"), args.alphas):
-        model = gflow.elman_cayci_eryilmaz(key(9, 1), 64, args.d, alpha=alpha, activation=args.activation)
+        model = gflow.models.elman_cayci_eryilmaz(key(9, 1), 64, args.d, alpha=alpha, activation=args.activation)
         mu0 = np.cumsum((alpha * sigma.sigma1) ** np.arange(len(ts)))  # μ_{0,t}(ασ₁), t = 1 … T
         for radius in (args.small_radius, 1.0):
-            x = gflow.unit_ball_sequences(key(9, 2), 8, args.grad_length, args.d, radius=radius)
+            x = gflow.objectives.unit_ball_sequences(key(9, 2), 8, args.grad_length, args.d, radius=radius)
             dw_max, du_max, norms = (np.asarray(v) for v in _gradient_maxima(model, x))
             # Lemma 1's proof (P3): |∂H/∂W_ii| <= σ₀ σ₁ μ₀, ‖∂H/∂U_i‖ <= σ₁ μ₀ (radius·… for inputs of norm <= radius)
             ratio = max(float(np.max(dw_max / (sigma.sigma0 * sigma.sigma1 * mu0))),
@@ -339,7 +334,7 @@ def part_d(args, checks, results):
 
 def part_e(args, checks, results):
     """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
-    sigma = gflow.ACTIVATIONS[args.activation]
+    sigma = gflow.models.ACTIVATIONS[args.activation]
     rows, usage, trajs = [], {}, {}
     total = len(args.alphas) * len(args.lengths) * args.seeds
     print(f"E. projected GD, η = 1/(T√τ), τ = {args.tau}, m = {args.m}, n = {args.n}: {total} runs", flush=True)
@@ -351,7 +346,7 @@ def part_e(args, checks, results):
                 t0 = time.time()
                 _, loss, model0 = problem(args, alpha, T, seed)
                 eta = 1.0 / (T * math.sqrt(args.tau))
-                traj = gflow.run_projected_gd(loss, model0, eta, args.tau, projection=projection_of(args, model0),
+                traj = gflow.discrete.run_projected_gd(loss, model0, lr=eta, steps=args.tau, projection=projection_of(args, model0),
                                               save_at=np.arange(args.tau + 1), progress=False,
                                               config={"study": "memory_cutoff", "alpha": alpha, "T": T})
                 if traj.status != "completed":
@@ -397,7 +392,7 @@ def part_e(args, checks, results):
 
 def part_f(args, checks, results):
     """P13: projected vs plain GD at η = c/(T√τ) on the same problems."""
-    sigma = gflow.ACTIVATIONS[args.activation]
+    sigma = gflow.models.ACTIVATIONS[args.activation]
     T = args.p13_length
     rows = []
     total = 2 * len(args.alphas) * len(args.step_multipliers)
@@ -412,10 +407,10 @@ def part_f(args, checks, results):
                 t0 = time.time()
                 kw = dict(save_at=np.arange(args.tau + 1), progress=False, config={"study": "memory_cutoff"})
                 if method == "projected":
-                    traj = gflow.run_projected_gd(loss, model0, eta, args.tau, projection=projection_of(args, model0),
+                    traj = gflow.discrete.run_projected_gd(loss, model0, lr=eta, steps=args.tau, projection=projection_of(args, model0),
                                                   **kw)
                 else:
-                    traj = gflow.run_gd(loss, model0, eta, args.tau, **kw)
+                    traj = gflow.discrete.run_gd(loss, model0, lr=eta, steps=args.tau, **kw)
                 r0 = float(traj.loss[0])
                 rows.append({"regime": label, "alpha": alpha, "c": c, "eta": eta, "method": method,
                              "status": traj.status, "relative_best": float(np.min(traj.loss)) / r0,
@@ -462,7 +457,7 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sigma = gflow.ACTIVATIONS[args.activation]
+    sigma = gflow.models.ACTIVATIONS[args.activation]
     z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}
     fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
     ax = axes[0, 0]
@@ -542,7 +537,7 @@ def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     checks, results = [], {}
-    sigma = gflow.ACTIVATIONS[args.activation]
+    sigma = gflow.models.ACTIVATIONS[args.activation]
     print(f"memory_cutoff: {args.activation}, α = {args.alphas} (ασ₁ = {[a * sigma.sigma1 for a in args.alphas]}), "
           f"m = {args.m}, d = {args.d}, n = {args.n}, τ = {args.tau}, T ∈ {args.lengths}", flush=True)
     print("A. zero output at init (P1)", flush=True)

@@ -36,18 +36,16 @@ Example:  python studies/memoryless.py --quick --out out/memoryless
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import analysis as an, initializers, teachers  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import analysis as an
+from gflow import initializers, teachers
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
@@ -492,7 +490,7 @@ def part_g(args, teacher, checks, results):
     student = symmetric_start(0, d, 1.0, structure="general")
     population = float(gflow.PopulationLoss(teacher, k)(student))
     ns = np.array([100, 300, 1000, 3000, 10000] + ([] if args.quick else [30000]))
-    rms = np.array([np.sqrt(np.mean([(float(gflow.EmpiricalLoss.from_teacher(jax.random.key(7000 + 97 * i + r), teacher,
+    rms = np.array([np.sqrt(np.mean([(float(gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(7000 + 97 * i + r), teacher,
                                                                                int(n), k)(student)) - population) ** 2
                                      for r in range(args.mc_draws)])) for i, n in enumerate(ns)])
     slope = an.fit_power_law(ns, rms)

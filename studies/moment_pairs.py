@@ -21,17 +21,15 @@ Example:  python studies/moment_pairs.py --quick --out out/moment_pairs
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import jax
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gflow  # noqa: E402
-from gflow import analysis as an, initializers, teachers  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import analysis as an
+from gflow import initializers, teachers
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 

@@ -8,10 +8,10 @@ grammars and an RMSProp-type optimizer; no sizes, languages or numbers survive).
 - strings of L = 10 bits; each language gets a label-balanced training set (N = 256) and a balanced test set
   (512) whose strings are kept out of the training set where the language has enough strings (D_{L1} has only L
   members, so its test members were seen in training; its non-members are half uniform, half "near misses" with
-  zero or two 1s, gflow.balanced_strings);
+  zero or two 1s, gflow.objectives.balanced_strings);
 - bits encoded as seed 002's normalized sequences (Def. 3.1, d = 4, ε_x = 0.1, bias tokens first and last;
-  gflow.encode_strings), so each string is a sequence of L + 2 tokens;
-- the paper's model (gflow.elman_panigrahi_goyal: ReLU, W, A ~ N(0, 2/m) trained, B ~ N(0, 2) fixed, λ = 1), square
+  gflow.objectives.encode_strings), so each string is a sequence of L + 2 tokens;
+- the paper's model (gflow.models.elman_panigrahi_goyal: ReLU, W, A ~ N(0, 2/m) trained, B ~ N(0, 2) fixed, λ = 1), square
   loss on the last output against labels ±1, full-batch Adam (lr 3e-3, 600 steps) at widths m = 16 … 256; the
   label is sign(F_L).
 
@@ -27,21 +27,16 @@ Example:  python studies/regular_language.py --quick --out out/regular_language_
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))  # this checkout's gflow, not an installed copy
-import gflow  # noqa: E402
-from gflow._checks import GflowInputError  # noqa: E402
-from gflow._regular_languages import TOKEN_DIM  # noqa: E402
-
-from _common import check, print_checks, save_figure, study_parser, write_summary  # noqa: E402
+import gflow
+from gflow import GflowInputError
+from gflow.objectives import TOKEN_DIM
+from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
 REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
@@ -51,7 +46,7 @@ NAMES = {"d_l1": "D_L1 (exactly one 1)", "parity": "PARITY", "contains": "contai
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/regular_language", "output folder for figures, summary.json",
                       "two widths, one seed, smaller sets, fewer steps")
-    p.add_argument("--languages", nargs="+", default=list(gflow.LANGUAGES), help="languages (d_l1 parity contains)")
+    p.add_argument("--languages", nargs="+", default=list(gflow.objectives.LANGUAGES), help="languages (d_l1 parity contains)")
     p.add_argument("--pattern", default="101", help="substring of the 'contains' language")
     p.add_argument("--length", type=int, default=10, help="string length L (sequences have L + 2 tokens)")
     p.add_argument("--widths", type=int, nargs="+", default=None, help="widths m (default 16 32 64 128 256; "
@@ -76,9 +71,9 @@ def parse_args(argv=None):
 
 
 def validate(args):
-    bad = [lang for lang in args.languages if lang not in gflow.LANGUAGES]
+    bad = [lang for lang in args.languages if lang not in gflow.objectives.LANGUAGES]
     if bad or not args.languages:
-        raise GflowInputError(f"--languages must be among {gflow.LANGUAGES}, got {args.languages}")
+        raise GflowInputError(f"--languages must be among {gflow.objectives.LANGUAGES}, got {args.languages}")
     if not set(REPRESENTABLE) & set(args.languages):
         raise GflowInputError(f"--languages must include one of {REPRESENTABLE} (the checked ones)")
     if len(args.widths) < 2 or min(args.widths) < 1:
@@ -98,12 +93,12 @@ def validate(args):
 
 def dataset(args, language, seed):
     """(train inputs, train labels ±1, test inputs, test labels ±1, fraction of test strings seen in training)."""
-    z_tr, y_tr = gflow.balanced_strings(1000 + seed, language, args.n_train, args.length, pattern=args.pattern)
-    z_te, y_te = gflow.balanced_strings(2000 + seed, language, args.n_test, args.length, pattern=args.pattern,
+    z_tr, y_tr = gflow.objectives.balanced_strings(1000 + seed, language, args.n_train, args.length, pattern=args.pattern)
+    z_te, y_te = gflow.objectives.balanced_strings(2000 + seed, language, args.n_test, args.length, pattern=args.pattern,
                                         exclude=z_tr)
     seen = {tuple(z) for z in z_tr}
     overlap = float(np.mean([tuple(z) in seen for z in z_te]))
-    enc = lambda z: gflow.encode_strings(z, args.eps_x)  # noqa: E731
+    enc = lambda z: gflow.objectives.encode_strings(z, args.eps_x)  # noqa: E731
     return enc(z_tr), 2.0 * y_tr - 1.0, enc(z_te), 2.0 * y_te - 1.0, overlap
 
 
@@ -115,9 +110,9 @@ def _accuracy(model, x, y):
 def train(args, x_tr, y_tr, m, seed):
     labels = np.zeros((len(y_tr), args.length + 2))
     labels[:, -1] = y_tr
-    loss = gflow.SampleLoss(x_tr, labels, steps="last")  # (1/N) Σ_n (λ F_L(x_n) − y_n)²
-    model0 = gflow.elman_panigrahi_goyal(jax.random.key(seed), m, TOKEN_DIM, output_scale=args.output_scale)
-    return gflow.run_adam(loss, model0, args.steps, lr=args.lr, save_at=20, progress=False,
+    loss = gflow.objectives.SampleLoss(x_tr, labels, steps="last")  # (1/N) Σ_n (λ F_L(x_n) − y_n)²
+    model0 = gflow.models.elman_panigrahi_goyal(jax.random.key(seed), m, TOKEN_DIM, output_scale=args.output_scale)
+    return gflow.discrete.run_adam(loss, model0, steps=args.steps, lr=args.lr, save_at=20, progress=False,
                           config={"study": "regular_language", "m": m})
 
 
@@ -211,7 +206,7 @@ def main(argv=None):
                 for lang in args.languages}
     make_figure(args, rows)
     config = dict(vars(args))
-    config.update({"model": "gflow.elman_panigrahi_goyal (ReLU; W, A ~ N(0, 2/m) trained; B ~ N(0, 2) fixed)",
+    config.update({"model": "gflow.models.elman_panigrahi_goyal (ReLU; W, A ~ N(0, 2/m) trained; B ~ N(0, 2) fixed)",
                    "token_encoding": "seed 002 Def. 3.1, d = 4: x̄(0) = (√3/2, 0, 1/2), x̄(1) = (0, √3/2, 1/2)",
                    "loss": "SampleLoss, last step, (1/N) Σ (λ F_L − y)², y = ±1",
                    "optimizer": "full-batch Adam (the paper's appendix, missing, probably used RMSProp)",

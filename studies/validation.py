@@ -18,9 +18,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _predictions import PREDICTIONS  # noqa: E402
+from gflow.study import PREDICTIONS
 
 
 def load_summaries(runs: str) -> list[dict]:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, initializers, teachers
-from gflow import GflowInputError
+from gflow import analysis as an
+from gflow import GflowInputError, initializers, teachers
 
 
 def raises_naming(name):

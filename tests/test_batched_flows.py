@@ -14,7 +14,7 @@ import pytest
 
 import gflow
 from gflow import initializers, teachers
-from gflow._batching import bucket_size, take
+from gflow.batching import bucket_size, take
 
 T1, SAVES, K_MAX = 10.0, 25, 5
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,7 +62,7 @@ def test_indexing_gives_trajectories(batch):
     assert isinstance(traj, gflow.Trajectory) and traj is batch[2]  # built once
     assert traj.ts.shape == (SAVES,) and traj.config["k"] == 5 and traj.status == "completed"
     np.testing.assert_array_equal(traj.loss, batch.loss[2][batch.saved[2]])
-    np.testing.assert_array_equal(gflow._gradient_flow_term.flatten_model(traj.final)[0], batch.final_params[2])
+    np.testing.assert_array_equal(gflow.flatten(traj.final)[0], batch.final_params[2])
     assert [t.config["k"] for t in batch] == [3, 4, 5, 3, 4]
     assert len(batch[1:3]) == 2 and batch[-1].config["k"] == 4
     with pytest.raises(IndexError):
@@ -74,7 +74,7 @@ def test_batch_equals_one_by_one(batch):
     for i in (0, 4):
         one = gflow.solve_flow(take(losses, i), take(models, i), T1, save_at=SAVES, progress=False)
         assert one.config["atol"] == batch[i].config["atol"]  # each flow keeps its own default atol
-        np.testing.assert_allclose(batch.final_params[i], gflow._gradient_flow_term.flatten_model(one.final)[0],
+        np.testing.assert_allclose(batch.final_params[i], gflow.flatten(one.final)[0],
                                    rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(batch[i].loss, one.loss, rtol=1e-6, atol=1e-12)
 
@@ -139,7 +139,8 @@ def test_every_initializer_and_teacher_builds_a_batch(make):
 
 
 def _python(code: str, **env) -> str:
-    full = dict(os.environ, PYTHONPATH=ROOT, **env)
+    path = os.pathsep.join([ROOT, os.path.join(ROOT, "bench"), os.path.dirname(os.path.abspath(__file__))])
+    full = dict(os.environ, PYTHONPATH=path, **env)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -147,9 +148,8 @@ def _python(code: str, **env) -> str:
 
 
 def test_a_batch_is_split_over_local_devices(tmp_path):
-    code = f"""
-        import jax, numpy as np, gflow, sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
+    code = """
+        import jax, numpy as np, gflow
         from test_batched_flows import stacked_batch, solve
         assert len(jax.local_devices()) == 2
         losses, models = stacked_batch(5)
@@ -167,7 +167,7 @@ def test_persistent_compilation_cache(tmp_path):
     code = """
         import gflow, jax
         from gflow import teachers, initializers
-        print(gflow._compilation_cache.CACHE_DIR)
+        print(gflow.COMPILATION_CACHE_DIR)
         loss = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 3), 4)
         gflow.solve_flow(loss, initializers.gaussian(jax.random.key(1), 4, scale=0.3), 1.0, save_at=5, progress=False)
     """
@@ -180,19 +180,16 @@ def test_persistent_compilation_cache(tmp_path):
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
 def test_krylov_doubling_equals_the_loop(n):
-    from gflow._impulse_response import _krylov
-
     A = 0.5 * jax.random.normal(jax.random.key(0), (6, 6), dtype=jnp.float64)
     X = jax.random.normal(jax.random.key(1), (6, 2), dtype=jnp.float64)
-    scan, doubling = np.asarray(_krylov(A, X, n, "scan")), np.asarray(_krylov(A, X, n, "doubling"))
+    scan, doubling = (np.asarray(gflow.models.krylov_sequence(A, X, n, method)) for method in ("scan", "doubling"))
     assert scan.shape == doubling.shape == (n, 6, 2)
     np.testing.assert_allclose(doubling, scan, rtol=1e-12, atol=1e-14 * np.max(np.abs(scan)))
 
 
 def test_kernel_counts_see_the_krylov_loops():
-    code = f"""
-        import json, sys
-        sys.path.insert(0, {os.path.join(ROOT, "bench")!r}); sys.path.insert(0, {os.path.dirname(__file__)!r})
+    code = """
+        import json
         import _kernels
         from test_batched_flows import stacked_batch, T1
         print(json.dumps(_kernels.batched_solve_counts(*stacked_batch(2), T1, rtol=1e-8)["step"]))

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, initializers
-
 from conftest import REF_SAVES, REF_T1
+from gflow import analysis as an
+from gflow import initializers
 
 
 @pytest.mark.parametrize("structure", ["symmetric", "diagonal"])

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, teachers
+from gflow import analysis as an
+from gflow import teachers
 
 
 def cyclic_shift_model(d, w):

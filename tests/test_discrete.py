@@ -8,10 +8,9 @@ import optax
 import pytest
 
 import gflow
-from gflow import GflowInputError, analysis as an
-from gflow._gradient_flow_term import flatten_model
-
 from conftest import REF_SAVES
+from gflow import analysis as an
+from gflow import flatten, GflowInputError
 
 ETA = 0.02
 STEPS = 250  # t = 5
@@ -20,7 +19,7 @@ SHORT = np.arange(31)  # every step of a 30-step run: one more compiled row coun
 
 def flat_loss(loss, model):
     """θ0 and the loss as a function of the flat θ."""
-    theta, static, unravel = flatten_model(model)
+    theta, static, unravel = flatten(model)
     return theta, lambda th: loss(eqx.combine(unravel(th), static))
 
 
@@ -31,12 +30,12 @@ def flat_grad(loss, model):
 
 @pytest.fixture(scope="module")
 def gd_run(small_loss, general_start):
-    return gflow.run_gd(small_loss, general_start, ETA, STEPS, save_at=REF_SAVES)
+    return gflow.discrete.run_gd(small_loss, general_start, lr=ETA, steps=STEPS, save_at=REF_SAVES)
 
 
 @pytest.fixture(scope="module")
 def dataset(balanced_teacher):
-    return gflow.EmpiricalLoss.from_teacher(jax.random.key(3), balanced_teacher, 60, 5)
+    return gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(3), balanced_teacher, 60, 5)
 
 
 def test_gd_reduces_the_loss_on_the_time_axis_t_equals_eta_n(gd_run, small_loss, general_start):
@@ -49,7 +48,7 @@ def test_gd_reduces_the_loss_on_the_time_axis_t_equals_eta_n(gd_run, small_loss,
     assert traj.loss[0] == pytest.approx(float(small_loss(general_start)), rel=1e-14)
     assert np.all(np.diff(traj.loss) < 0) and traj.loss[-1] < 1e-2 * traj.loss[0]
     assert traj.params.shape == (REF_SAVES, 24)
-    np.testing.assert_array_equal(flatten_model(traj.final)[0], traj.params[-1])
+    np.testing.assert_array_equal(flatten(traj.final)[0], traj.params[-1])
     assert traj.stats["steps"] == traj.stats["gradient_evaluations"] == STEPS
     assert traj.stats["wall_time_s"] > 0
     assert traj.config["method"] == "gd" and traj.config["lr"] == ETA and traj.config["convention"] == "L"
@@ -57,7 +56,7 @@ def test_gd_reduces_the_loss_on_the_time_axis_t_equals_eta_n(gd_run, small_loss,
 
 @pytest.fixture(scope="module")
 def constant_short(small_loss, general_start):
-    return gflow.run_gd(small_loss, general_start, ETA, 30, save_at=SHORT)
+    return gflow.discrete.run_gd(small_loss, general_start, lr=ETA, steps=30, save_at=SHORT)
 
 
 def test_gd_is_the_euler_method(small_loss, general_start, constant_short):
@@ -69,7 +68,7 @@ def test_gd_is_the_euler_method(small_loss, general_start, constant_short):
 
 
 def test_gd_with_small_eta_tracks_the_flow_to_first_order(gd_run, small_loss, general_start):
-    half = gflow.run_gd(small_loss, general_start, ETA / 2, 2 * STEPS,
+    half = gflow.discrete.run_gd(small_loss, general_start, lr=ETA / 2, steps=2 * STEPS,
                         save_at=2 * gd_run.diagnostics["step"])
     np.testing.assert_array_equal(half.ts, gd_run.ts)
     flow = gflow.solve_flow(small_loss, general_start, float(gd_run.ts[-1]), save_at=gd_run.ts, rtol=1e-10)
@@ -80,8 +79,8 @@ def test_gd_with_small_eta_tracks_the_flow_to_first_order(gd_run, small_loss, ge
 
 
 def test_multistep_schedule_changes_eta_at_the_milestones(small_loss, general_start, constant_short):
-    schedule = gflow.multistep_schedule(ETA, [10, 20], gamma=0.5)
-    traj = gflow.run_gd(small_loss, general_start, schedule, 30, save_at=SHORT)
+    schedule = gflow.discrete.multistep_schedule(ETA, [10, 20], gamma=0.5)
+    traj = gflow.discrete.run_gd(small_loss, general_start, lr=schedule, steps=30, save_at=SHORT)
     lr = traj.diagnostics["learning_rate"]
     np.testing.assert_array_equal(lr[:10], ETA)
     np.testing.assert_array_equal(lr[10:20], ETA / 2)
@@ -95,7 +94,7 @@ def test_multistep_schedule_changes_eta_at_the_milestones(small_loss, general_st
 
 def test_optax_schedules_are_accepted(small_loss, general_start):
     schedule = optax.exponential_decay(ETA, transition_steps=1, decay_rate=0.9)
-    traj = gflow.run_gd(small_loss, general_start, schedule, 30, save_at=SHORT)
+    traj = gflow.discrete.run_gd(small_loss, general_start, lr=schedule, steps=30, save_at=SHORT)
     expected = ETA * 0.9 ** np.arange(31)
     np.testing.assert_allclose(traj.diagnostics["learning_rate"], expected, rtol=1e-12)
     np.testing.assert_allclose(traj.ts, np.concatenate([[0.0], np.cumsum(expected[:-1])]), rtol=1e-12)
@@ -103,9 +102,9 @@ def test_optax_schedules_are_accepted(small_loss, general_start):
 
 def test_sgd_is_reproducible_from_its_key(dataset, general_start):
     kwargs = dict(batch_size=10, save_at=REF_SAVES)
-    a = gflow.run_sgd(dataset, general_start, ETA, 60, key=jax.random.key(5), **kwargs)
-    b = gflow.run_sgd(dataset, general_start, ETA, 60, key=jax.random.key(5), **kwargs)
-    c = gflow.run_sgd(dataset, general_start, ETA, 60, key=jax.random.key(6), **kwargs)
+    a = gflow.discrete.run_sgd(dataset, general_start, lr=ETA, steps=60, key=jax.random.key(5), **kwargs)
+    b = gflow.discrete.run_sgd(dataset, general_start, lr=ETA, steps=60, key=jax.random.key(5), **kwargs)
+    c = gflow.discrete.run_sgd(dataset, general_start, lr=ETA, steps=60, key=jax.random.key(6), **kwargs)
     np.testing.assert_array_equal(a.params, b.params)
     assert not np.allclose(a.params[-1], c.params[-1])
     assert a.status == "completed" and a.config["method"] == "sgd" and a.config["batch_size"] == 10
@@ -114,14 +113,14 @@ def test_sgd_is_reproducible_from_its_key(dataset, general_start):
 
 
 def test_sgd_with_the_whole_dataset_as_batch_is_gd_on_the_empirical_loss(dataset, general_start):
-    sgd = gflow.run_sgd(dataset, general_start, ETA, 30, batch_size=dataset.n, key=jax.random.key(0), save_at=SHORT)
-    gd = gflow.run_gd(dataset, general_start, ETA, 30, save_at=SHORT)
+    sgd = gflow.discrete.run_sgd(dataset, general_start, lr=ETA, steps=30, batch_size=dataset.n, key=jax.random.key(0), save_at=SHORT)
+    gd = gflow.discrete.run_gd(dataset, general_start, lr=ETA, steps=30, save_at=SHORT)
     np.testing.assert_allclose(sgd.params, gd.params, rtol=1e-12, atol=1e-14)  # only the summation order differs
 
 
 def test_sgd_on_fresh_sequences_learns_the_population_loss(balanced_teacher, small_loss, general_start):
-    stream = gflow.FreshGaussianSequences(balanced_teacher, 5)
-    traj = gflow.run_sgd(stream, general_start, ETA, 200, batch_size=10, key=jax.random.key(1), save_at=REF_SAVES)
+    stream = gflow.objectives.FreshGaussianSequences(balanced_teacher, 5)
+    traj = gflow.discrete.run_sgd(stream, general_start, lr=ETA, steps=200, batch_size=10, key=jax.random.key(1), save_at=REF_SAVES)
     assert traj.status == "completed" and traj.config["loss"] == "FreshGaussianSequences"
     assert traj.loss[0] == pytest.approx(float(small_loss(general_start)), rel=1e-14)  # population loss logged
     assert traj.loss[-1] < 0.2 * traj.loss[0]
@@ -140,7 +139,7 @@ def test_adam_matches_a_hand_written_optax_loop(small_loss, general_start):
     state = opt.init(theta)
     for _ in range(200):
         theta, state = step(theta, state)
-    traj = gflow.run_adam(small_loss, general_start, 200, save_at=REF_SAVES)
+    traj = gflow.discrete.run_adam(small_loss, general_start, steps=200, save_at=REF_SAVES)
     np.testing.assert_allclose(traj.params[-1], theta, rtol=1e-13, atol=1e-16)
     assert traj.ts[-1] == pytest.approx(200 * 1e-3)  # nominal time: step · lr
     assert traj.config["method"] == "adam" and traj.config["b2"] == 0.999 and traj.config["eps"] == 1e-8
@@ -148,7 +147,7 @@ def test_adam_matches_a_hand_written_optax_loop(small_loss, general_start):
 
 def test_update_rule_is_init_plus_update(small_loss, general_start):
     theta, grad = flat_grad(small_loss, general_start)
-    rule = gflow.gradient_descent(0.1)
+    rule = gflow.discrete.gradient_descent(0.1)
     state = rule.init(theta)
     new, state, lr = rule.update(grad(theta), state, theta)
     np.testing.assert_allclose(new, theta - 0.1 * grad(theta), rtol=1e-15)
@@ -159,10 +158,10 @@ def test_projected_gd_stays_in_its_box_and_balls(small_loss, general_start):
     """Seed 003 §3(b): per-neuron ℓ2 balls (here the rows A_i of the recurrent weights) and a per-entry box
     (here B) around the initialization."""
     model0 = general_start
-    projection = gflow.compose_projections(gflow.ball_projection(model0, "A", 0.05, neuron_axis=0),
-                                           gflow.box_projection(model0, "B", 0.1))
-    free = gflow.run_gd(small_loss, model0, ETA, STEPS, save_at=REF_SAVES)
-    proj = gflow.run_projected_gd(small_loss, model0, ETA, STEPS, projection=projection, save_at=REF_SAVES)
+    projection = gflow.discrete.compose_projections(gflow.discrete.ball_projection(model0, "A", 0.05, neuron_axis=0),
+                                           gflow.discrete.box_projection(model0, "B", 0.1))
+    free = gflow.discrete.run_gd(small_loss, model0, lr=ETA, steps=STEPS, save_at=REF_SAVES)
+    proj = gflow.discrete.run_projected_gd(small_loss, model0, lr=ETA, steps=STEPS, projection=projection, save_at=REF_SAVES)
     assert proj.status == "completed" and proj.config["method"] == "projected_gd"
 
     def moves(traj):
@@ -180,7 +179,7 @@ def test_projected_gd_stays_in_its_box_and_balls(small_loss, general_start):
 
 
 def test_divergence_is_a_status_not_a_nan(small_loss, general_start):
-    traj = gflow.run_gd(small_loss, general_start, 5.0, 100, save_at=REF_SAVES)
+    traj = gflow.discrete.run_gd(small_loss, general_start, lr=5.0, steps=100, save_at=REF_SAVES)
     assert traj.status == "diverged"
     assert "diverged at step" in traj.message and "diverge_factor" in traj.message
     assert np.all(np.isfinite(traj.params))
@@ -189,10 +188,10 @@ def test_divergence_is_a_status_not_a_nan(small_loss, general_start):
 
 
 def test_progress_lines(small_loss, general_start, capsys):
-    gflow.run_gd(small_loss, general_start, ETA, 100, save_at=REF_SAVES, progress=True)
+    gflow.discrete.run_gd(small_loss, general_start, lr=ETA, steps=100, save_at=REF_SAVES, progress=True)
     out = capsys.readouterr().out
     assert out.startswith("  [gd +") and "step 100 / 100 (100.0%)" in out.splitlines()[-1]
-    gflow.run_gd(small_loss, general_start, ETA, 100, save_at=REF_SAVES, progress=False)
+    gflow.discrete.run_gd(small_loss, general_start, lr=ETA, steps=100, save_at=REF_SAVES, progress=False)
     assert capsys.readouterr().out == ""
 
 
@@ -204,58 +203,58 @@ def test_a_discrete_run_saves_and_loads(gd_run, tmp_path):
 
 
 def test_log_save_steps_are_distinct_and_span_the_run():
-    s = gflow.log_save_steps(1000, 30)
+    s = gflow.discrete.log_save_steps(1000, 30)
     assert len(s) == 30 and s[0] == 0 and s[-1] == 1000 and np.all(np.diff(s) > 0)
-    assert list(gflow.log_save_steps(5, 30)) == [0, 1, 2, 3, 4, 5]
-    assert list(gflow.log_save_steps(1000, 2)) == [0, 1000]  # two points: the start and the end
+    assert list(gflow.discrete.log_save_steps(5, 30)) == [0, 1, 2, 3, 4, 5]
+    assert list(gflow.discrete.log_save_steps(1000, 2)) == [0, 1000]  # two points: the start and the end
 
 
 # -------------------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("lr", [0.0, -0.1, np.nan, "fast", [0.1, 0.2]])
 def test_bad_step_size(small_loss, general_start, lr):
     with pytest.raises(GflowInputError, match="`lr`"):
-        gflow.run_gd(small_loss, general_start, lr, 10)
+        gflow.discrete.run_gd(small_loss, general_start, lr=lr, steps=10)
 
 
 def test_bad_input(small_loss, general_start, dataset, balanced_teacher):
     m0 = general_start
     with pytest.raises(GflowInputError, match="`steps`"):
-        gflow.run_gd(small_loss, m0, ETA, 0)
+        gflow.discrete.run_gd(small_loss, m0, lr=ETA, steps=0)
     with pytest.raises(GflowInputError, match="larger than the dataset"):
-        gflow.run_sgd(dataset, m0, ETA, 10, batch_size=61, key=jax.random.key(0))
+        gflow.discrete.run_sgd(dataset, m0, lr=ETA, steps=10, batch_size=61, key=jax.random.key(0))
     with pytest.raises(GflowInputError, match="`key`"):
-        gflow.run_sgd(dataset, m0, ETA, 10, batch_size=5, key=None)
+        gflow.discrete.run_sgd(dataset, m0, lr=ETA, steps=10, batch_size=5, key=None)
     with pytest.raises(GflowInputError, match="`key`"):
-        gflow.run_sgd(dataset, m0, ETA, 10, batch_size=5, key=3)
+        gflow.discrete.run_sgd(dataset, m0, lr=ETA, steps=10, batch_size=5, key=3)
     with pytest.raises(GflowInputError, match="minibatches"):
-        gflow.run_sgd(small_loss, m0, ETA, 10, batch_size=5, key=jax.random.key(0))
+        gflow.discrete.run_sgd(small_loss, m0, lr=ETA, steps=10, batch_size=5, key=jax.random.key(0))
     with pytest.raises(GflowInputError, match="`batch_size`"):
-        gflow.run_discrete(gflow.FreshGaussianSequences(balanced_teacher, 5), m0, gflow.gradient_descent(ETA), 10)
+        gflow.discrete.run_discrete(gflow.objectives.FreshGaussianSequences(balanced_teacher, 5), m0, rule=gflow.discrete.gradient_descent(ETA), steps=10)
     with pytest.raises(GflowInputError, match="`milestones` is empty"):
-        gflow.multistep_schedule(ETA, [])
+        gflow.discrete.multistep_schedule(ETA, [])
     with pytest.raises(GflowInputError, match="`milestones`"):
-        gflow.multistep_schedule(ETA, [20, 10])
+        gflow.discrete.multistep_schedule(ETA, [20, 10])
     with pytest.raises(GflowInputError, match="`gamma`"):
-        gflow.multistep_schedule(ETA, [10], gamma=0.0)
+        gflow.discrete.multistep_schedule(ETA, [10], gamma=0.0)
     with pytest.raises(GflowInputError, match="positive finite step size"):
-        gflow.run_gd(small_loss, m0, lambda step: 0.0 * step, 10)
+        gflow.discrete.run_gd(small_loss, m0, lr=lambda step: 0.0 * step, steps=10)
     with pytest.raises(GflowInputError, match="`save_at`"):
-        gflow.run_gd(small_loss, m0, ETA, 10, save_at=[0, 11])
+        gflow.discrete.run_gd(small_loss, m0, lr=ETA, steps=10, save_at=[0, 11])
     with pytest.raises(GflowInputError, match="`save_at`"):
-        gflow.run_gd(small_loss, m0, ETA, 10, save_at=[0.5, 1.0])
+        gflow.discrete.run_gd(small_loss, m0, lr=ETA, steps=10, save_at=[0.5, 1.0])
     with pytest.raises(GflowInputError, match="`b1`"):
-        gflow.run_adam(small_loss, m0, 10, b1=1.0)
+        gflow.discrete.run_adam(small_loss, m0, steps=10, b1=1.0)
     with pytest.raises(GflowInputError, match="`rule`"):
-        gflow.run_discrete(small_loss, m0, optax.sgd(ETA), 10)
+        gflow.discrete.run_discrete(small_loss, m0, rule=optax.sgd(ETA), steps=10)
     with pytest.raises(GflowInputError, match="`model0`"):
-        gflow.run_gd(small_loss, np.zeros(3), ETA, 10)
+        gflow.discrete.run_gd(small_loss, np.zeros(3), lr=ETA, steps=10)
     with pytest.raises(GflowInputError, match="`projection` is required"):
-        gflow.run_projected_gd(small_loss, m0, ETA, 10, projection=None)
+        gflow.discrete.run_projected_gd(small_loss, m0, lr=ETA, steps=10, projection=None)
     with pytest.raises(GflowInputError, match="`name`"):
-        gflow.box_projection(m0, "W", 0.1)
+        gflow.discrete.box_projection(m0, "W", 0.1)
     with pytest.raises(GflowInputError, match="`radius`"):
-        gflow.ball_projection(m0, "B", -1.0)
+        gflow.discrete.ball_projection(m0, "B", -1.0)
     with pytest.raises(GflowInputError, match="`neuron_axis`"):
-        gflow.ball_projection(m0, "B", 0.1, neuron_axis=2)
+        gflow.discrete.ball_projection(m0, "B", 0.1, neuron_axis=2)
     with pytest.raises(GflowInputError, match="constrained once"):
-        gflow.compose_projections(gflow.box_projection(m0, "B", 0.1), gflow.ball_projection(m0, "B", 0.1))
+        gflow.discrete.compose_projections(gflow.discrete.box_projection(m0, "B", 0.1), gflow.discrete.ball_projection(m0, "B", 0.1))

@@ -36,7 +36,7 @@ def mimo_student():
 @pytest.mark.parametrize("labeling", ["last_step", "accumulating"])
 @pytest.mark.parametrize("convention", ["L", "half"])
 def test_whitened_dataset_gives_the_population_loss(balanced_teacher, general_start, labeling, convention):
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(2), balanced_teacher, N, T, labeling=labeling,
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(2), balanced_teacher, N, T, labeling=labeling,
                                             convention=convention, whiten=True)
     x = np.asarray(data.inputs)
     np.testing.assert_allclose(x.T @ x / N, np.eye(T), atol=1e-12)  # exactly whitened second moment
@@ -47,7 +47,7 @@ def test_whitened_dataset_gives_the_population_loss(balanced_teacher, general_st
 @pytest.mark.parametrize("labeling", ["last_step", "accumulating"])
 def test_loss_is_the_mean_squared_error_of_the_recurrence(balanced_teacher, general_start, labeling):
     """The convolution path of a LinearRNN equals running the model's own recurrence on every sequence."""
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(4), balanced_teacher, N, T, labeling=labeling)
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(4), balanced_teacher, N, T, labeling=labeling)
     y_student = np.asarray(jax.vmap(general_start)(data.inputs))
     y_teacher = np.asarray(jax.vmap(balanced_teacher)(data.inputs))
     if labeling == "last_step":
@@ -60,14 +60,14 @@ def test_loss_is_the_mean_squared_error_of_the_recurrence(balanced_teacher, gene
 @pytest.mark.parametrize("labeling", ["last_step", "accumulating"])
 def test_quadratic_form_equals_the_loss_siso(balanced_teacher, general_start, labeling):
     """Seed 001 §2.6: L_S = rᵀ Σ̂ r for a linear student, on raw (not whitened) Gaussian inputs."""
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(5), balanced_teacher, 7, T, labeling=labeling,
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(5), balanced_teacher, 7, T, labeling=labeling,
                                             convention="half")
     assert float(quadratic(data, general_start)) == pytest.approx(float(value(data, general_start)), rel=1e-12)
 
 
 @pytest.mark.parametrize("labeling", ["last_step", "accumulating"])
 def test_quadratic_form_equals_the_loss_mimo(mimo_teacher, mimo_student, labeling):
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(6), mimo_teacher, 9, 4, labeling=labeling)
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(6), mimo_teacher, 9, 4, labeling=labeling)
     assert data.inputs.shape == (9, 4, 2)
     assert data.labels.shape == ((9, 2) if labeling == "last_step" else (9, 4, 2))
     assert float(quadratic(data, mimo_student)) == pytest.approx(float(value(data, mimo_student)), rel=1e-12)
@@ -78,8 +78,8 @@ def test_quadratic_form_equals_the_loss_mimo(mimo_teacher, mimo_student, labelin
 
 
 def test_half_convention_halves_the_loss_and_residuals_square_to_it(balanced_teacher, general_start):
-    full = gflow.EmpiricalLoss.from_teacher(jax.random.key(7), balanced_teacher, N, T)
-    half = gflow.EmpiricalLoss(full.inputs, full.labels, convention="half")
+    full = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(7), balanced_teacher, N, T)
+    half = gflow.objectives.EmpiricalLoss(full.inputs, full.labels, convention="half")
     assert float(value(half, general_start)) == pytest.approx(0.5 * float(value(full, general_start)), rel=1e-14)
     r = np.asarray(full.residuals(general_start))
     assert r.shape == (N,)
@@ -87,7 +87,7 @@ def test_half_convention_halves_the_loss_and_residuals_square_to_it(balanced_tea
 
 
 def test_epoch_minibatches_visit_every_sequence_once(balanced_teacher):
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(8), balanced_teacher, 12, T)
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(8), balanced_teacher, 12, T)
     state = data.minibatch_init(jax.random.key(0), 4)
     sample = jax.jit(lambda st, s: data.minibatch(st, s, 4))
     rows = {tuple(np.asarray(x)) for x in np.asarray(data.inputs)}
@@ -103,7 +103,7 @@ def test_epoch_minibatches_visit_every_sequence_once(balanced_teacher):
 
 
 def test_fresh_sequences_are_reproducible_and_estimate_the_population_loss(balanced_teacher, general_start):
-    stream = gflow.FreshGaussianSequences(balanced_teacher, T, labeling="accumulating")
+    stream = gflow.objectives.FreshGaussianSequences(balanced_teacher, T, labeling="accumulating")
     assert isinstance(stream.full_loss, gflow.PopulationLoss) and stream.full_loss.weighting == "accumulating"
     state = stream.minibatch_init(jax.random.key(1), 100)
 
@@ -119,7 +119,7 @@ def test_fresh_sequences_are_reproducible_and_estimate_the_population_loss(balan
 
 # -------------------------------------------------------------------------------------------- bad input
 def test_bad_input(balanced_teacher, general_start):
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(9), balanced_teacher, 10, T)
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(9), balanced_teacher, 10, T)
     with pytest.raises(GflowInputError, match="larger than the dataset"):
         data.minibatch_init(jax.random.key(0), 11)
     with pytest.raises(GflowInputError, match="`batch_size`"):
@@ -127,18 +127,18 @@ def test_bad_input(balanced_teacher, general_start):
     with pytest.raises(GflowInputError, match="`shuffle`"):
         data.minibatch_init(jax.random.key(0), 2, shuffle="sometimes")
     with pytest.raises(GflowInputError, match="`labels`"):
-        gflow.EmpiricalLoss(np.zeros((10, T)), np.zeros(9))
+        gflow.objectives.EmpiricalLoss(np.zeros((10, T)), np.zeros(9))
     with pytest.raises(GflowInputError, match="`labels`"):
-        gflow.EmpiricalLoss(np.zeros((10, T)), np.zeros(10), labeling="accumulating")
+        gflow.objectives.EmpiricalLoss(np.zeros((10, T)), np.zeros(10), labeling="accumulating")
     with pytest.raises(GflowInputError, match="`labeling`"):
-        gflow.EmpiricalLoss(np.zeros((10, T)), np.zeros(10), labeling="every")
+        gflow.objectives.EmpiricalLoss(np.zeros((10, T)), np.zeros(10), labeling="every")
     with pytest.raises(GflowInputError, match="`inputs`"):
-        gflow.EmpiricalLoss(np.full((10, T), np.nan), np.zeros(10))
+        gflow.objectives.EmpiricalLoss(np.full((10, T), np.nan), np.zeros(10))
     with pytest.raises(GflowInputError, match="`whiten=True`"):
-        gflow.EmpiricalLoss.from_teacher(jax.random.key(0), balanced_teacher, 3, T, whiten=True)
+        gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(0), balanced_teacher, 3, T, whiten=True)
     with pytest.raises(GflowInputError, match="teacher_response"):
-        gflow.EmpiricalLoss(data.inputs, data.labels).quadratic_form(general_start)
+        gflow.objectives.EmpiricalLoss(data.inputs, data.labels).quadratic_form(general_start)
     with pytest.raises(GflowInputError, match="`teacher`"):
-        gflow.FreshGaussianSequences(object(), T)
+        gflow.objectives.FreshGaussianSequences(object(), T)
     with pytest.raises(GflowInputError, match="`length`"):
-        gflow.FreshGaussianSequences(balanced_teacher, 0)
+        gflow.objectives.FreshGaussianSequences(balanced_teacher, 0)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, initializers, teachers
+from gflow import analysis as an
+from gflow import initializers, teachers
 
 T1 = 10.0
 N_SAVE = 25  # the same number of save times everywhere: the compiled solve is reused (see conftest.py)
@@ -81,7 +82,7 @@ def test_loss_is_nonincreasing_along_the_flow(completed):
 
 def test_final_model_is_the_last_saved_state(completed, small_loss):
     traj = completed
-    final_theta, _, _ = gflow._gradient_flow_term.flatten_model(traj.final)
+    final_theta, _, _ = gflow.flatten(traj.final)
     np.testing.assert_array_equal(np.asarray(final_theta), traj.params[-1])
     assert float(small_loss(traj.final)) == pytest.approx(traj.loss[-1], rel=1e-13)
     np.testing.assert_array_equal(np.asarray(traj.model_at(0).A), np.asarray(traj.model_at(0).A))
@@ -121,11 +122,11 @@ def test_explicit_save_times_are_honoured(small_loss, start, completed):
 
 
 def test_log_save_times():
-    ts = gflow.log_save_times(0.0, 100.0, 8)
+    ts = gflow.flow.log_save_times(0.0, 100.0, 8)
     assert ts[0] == 0.0 and ts[-1] == 100.0 and len(ts) == 8
     np.testing.assert_allclose(ts[1], 1e-4)  # default first = 1e-6 (t1 - t0)
     np.testing.assert_allclose(np.diff(np.log(ts[1:])), np.log(10.0))
-    ts = gflow.log_save_times(0.0, 1.0, 3, first=0.01)
+    ts = gflow.flow.log_save_times(0.0, 1.0, 3, first=0.01)
     np.testing.assert_allclose(ts, [0.0, 0.01, 1.0])
 
 
@@ -160,7 +161,7 @@ def test_stop_loss_stops_the_integration_early(stopped):
     assert np.all(np.diff(traj.ts) > 0)
     assert traj.loss[-1] <= 1e-2
     assert np.all(traj.loss[:-1] > 1e-2)  # every save before the stop is above the threshold
-    assert traj.status in gflow._trajectory.STATUSES
+    assert traj.status in gflow.results.STATUSES
 
 
 def test_stop_loss_status(stopped):
@@ -190,7 +191,7 @@ def test_blowup_never_crashes():
     """Whatever it reports, a blowing-up flow returns a Trajectory with a finite final model."""
     traj = gflow.solve_flow(NegativeQuartic(), Scalar(jnp.array([0.5])), 1.0, save_at=11, max_steps=20_000,
                             solver="tsit5")
-    assert traj.status in gflow._trajectory.STATUSES
+    assert traj.status in gflow.results.STATUSES
     assert traj.ts[-1] < 1.0  # it cannot have integrated through the blow-up at t* = 0.5
     assert np.all(np.isfinite(np.asarray(traj.final.theta)))
     finite = np.isfinite(traj.loss)
@@ -250,15 +251,15 @@ def test_matches_closed_form_logistic_solution():
 
 def test_solvers_by_name_instance_and_registry_agree(small_loss, start, completed):
     """A registered name, a stock name and a diffrax instance all integrate the same flow."""
-    gflow.register_solver("test-dopri5", diffrax.Dopri5)
+    gflow.flow.register_solver("test-dopri5", diffrax.Dopri5)
     a = gflow.solve_flow(small_loss, start, T1, save_at=N_SAVE, solver="test-dopri5")
     b = gflow.solve_flow(small_loss, start, T1, save_at=N_SAVE, solver=diffrax.Dopri5())
     assert a.config["solver"] == "test-dopri5" and b.config["solver"] == "Dopri5"
-    assert completed.config["solver"] == gflow._flow.DEFAULT_SOLVER  # what "auto" resolves to
+    assert completed.config["solver"] == gflow.flow.default_solver()  # what "auto" resolves to
     assert a.status == b.status == "completed"
     np.testing.assert_array_equal(a.params, b.params)  # the registered factory and the instance: same solver
     np.testing.assert_allclose(a.params[-1], completed.params[-1], rtol=1e-5, atol=1e-7)
-    assert "test-dopri5" in gflow._flow.SOLVER_REGISTRY and "dopri5" in gflow.STOCK_SOLVERS
+    assert "test-dopri5" in gflow.flow.SOLVER_REGISTRY and "dopri5" in gflow.flow.STOCK_SOLVERS
 
 
 def test_diagnostics_as_list_and_callable(small_loss, start):

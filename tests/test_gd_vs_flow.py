@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import GflowInputError, analysis as an, initializers
-from gflow._gradient_flow_term import flatten_model
-
 from conftest import REF_SAVES
+from gflow import analysis as an
+from gflow import flatten, GflowInputError, initializers
 
 
 class Vector(eqx.Module):
@@ -92,7 +91,7 @@ def test_step_size_scaling_and_drift_exponents_on_exact_power_laws():
 def test_one_gd_step_changes_q_by_exactly_eta_squared_times_the_gradient_form(small_loss, general_start):
     """ΔQ = η²(G_A G_Aᵀ − G_AᵀG_A + G_B G_Bᵀ − G_CᵀG_C): the first-order terms cancel as for the flow."""
     eta = 0.05
-    traj = gflow.run_gd(small_loss, general_start, eta, 30, save_at=np.arange(31))
+    traj = gflow.discrete.run_gd(small_loss, general_start, lr=eta, steps=30, save_at=np.arange(31))
     g = eqx.filter_grad(small_loss)(general_start)
     G_A, G_B, G_C = np.asarray(g.A), np.asarray(g.B)[:, None], np.asarray(g.C)[None, :]
     predicted = eta**2 * (G_A @ G_A.T - G_A.T @ G_A + G_B @ G_B.T - G_C.T @ G_C)
@@ -101,7 +100,7 @@ def test_one_gd_step_changes_q_by_exactly_eta_squared_times_the_gradient_form(sm
 
 
 def test_q_drift_under_gd_is_first_order_in_eta_and_zero_under_the_flow(small_loss, general_start, reference_flow):
-    runs = [gflow.run_gd(small_loss, general_start, eta, steps, save_at=REF_SAVES)
+    runs = [gflow.discrete.run_gd(small_loss, general_start, lr=eta, steps=steps, save_at=REF_SAVES)
             for eta, steps in ((0.02, 250), (0.01, 500))]
     drift = [an.balance_matrix_drift(traj) for traj in runs]
     assert drift[0][0] == 0.0 and np.all(drift[0][1:] > 0)
@@ -119,12 +118,12 @@ def test_defects_by_hand():
 
 
 def test_gd_sgd_and_adam_keep_a_and_b_on_the_symmetric_class(symmetric_start, small_loss, balanced_teacher):
-    data = gflow.EmpiricalLoss.from_teacher(jax.random.key(3), balanced_teacher, 60, 5)
+    data = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(3), balanced_teacher, 60, 5)
     runs = {
-        "gd": gflow.run_gd(small_loss, symmetric_start, 0.02, 250, save_at=REF_SAVES),
-        "sgd": gflow.run_sgd(data, symmetric_start, 0.02, 250, batch_size=10, key=jax.random.key(5),
+        "gd": gflow.discrete.run_gd(small_loss, symmetric_start, lr=0.02, steps=250, save_at=REF_SAVES),
+        "sgd": gflow.discrete.run_sgd(data, symmetric_start, lr=0.02, steps=250, batch_size=10, key=jax.random.key(5),
                              save_at=REF_SAVES),
-        "adam": gflow.run_adam(small_loss, symmetric_start, 250, lr=0.01, save_at=REF_SAVES),
+        "adam": gflow.discrete.run_adam(small_loss, symmetric_start, steps=250, lr=0.01, save_at=REF_SAVES),
     }
     for name, traj in runs.items():
         assert traj.status == "completed" and traj.loss[-1] < 0.5 * traj.loss[0], name  # it moved
@@ -139,7 +138,7 @@ def test_an_unbalanced_start_has_order_one_defects(reference_flow):
 
 # ------------------------------------------------------------------------------ sharpness, stability edge
 def test_sharpness_equals_the_top_hessian_eigenvalue(small_loss, general_start):
-    theta, static, unravel = flatten_model(general_start)
+    theta, static, unravel = flatten(general_start)
     grad = jax.jit(jax.grad(lambda th: small_loss(eqx.combine(unravel(th), static))))
     h, eye = 1e-5, np.eye(theta.size)
     H = np.stack([(grad(theta + h * e) - grad(theta - h * e)) / (2 * h) for e in eye])  # central differences
@@ -170,8 +169,8 @@ def test_gd_is_stable_below_the_edge_and_diverges_above_it():
     assert lam == pytest.approx(10.0, rel=1e-12)
     edge = an.stability_edge(lam)
     assert edge == pytest.approx(0.2)
-    below = gflow.run_gd(loss, model0, 0.95 * edge, 300, save_at=REF_SAVES)
-    above = gflow.run_gd(loss, model0, 1.1 * edge, 300, save_at=REF_SAVES)
+    below = gflow.discrete.run_gd(loss, model0, lr=0.95 * edge, steps=300, save_at=REF_SAVES)
+    above = gflow.discrete.run_gd(loss, model0, lr=1.1 * edge, steps=300, save_at=REF_SAVES)
     assert below.status == "completed" and below.loss[-1] < 1e-10
     assert above.status == "diverged" and np.all(np.isfinite(above.params))
     with pytest.raises(GflowInputError, match="`lambda_max`"):

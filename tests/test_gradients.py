@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import initializers, teachers
-from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+from gflow import flatten, initializers, teachers
+from gflow.flow import GradientFlowTerm
 
 RTOL = 1e-10
 
@@ -154,7 +154,7 @@ def test_gradient_flow_term_vector_field_is_minus_gradient(balanced_teacher):
     k = 5
     model = initializers.gaussian(jax.random.key(8), 3, scale=0.7)
     loss = gflow.PopulationLoss(balanced_teacher, k)
-    theta, static, unravel = flatten_model(model)
+    theta, static, unravel = flatten(model)
     term = GradientFlowTerm(loss, static, unravel)
     np.testing.assert_allclose(np.asarray(term.residual_jacobian(theta)),
                                np.asarray(jax.jacrev(term.residuals)(theta)), atol=1e-13)

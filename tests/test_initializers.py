@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import initializers
-
 from conftest import REF_SAVES, REF_T1
+from gflow import initializers
 
 KEY = jax.random.key(17)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, GflowInputError
+from gflow import analysis as an
+from gflow import GflowInputError
 
 key = jax.random.key
 M, D, T, N = 6, 3, 5, 4  # the sizes of the other nonlinear tests: each new shape costs compilations
@@ -16,7 +17,7 @@ M, D, T, N = 6, 3, 5, 4  # the sizes of the other nonlinear tests: each new shap
 
 @pytest.fixture(scope="module")
 def model0():
-    return gflow.elman_cayci_eryilmaz(key(0), M, D, alpha=0.6)
+    return gflow.models.elman_cayci_eryilmaz(key(0), M, D, alpha=0.6)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +62,7 @@ def test_linearization_error_is_second_order(model0, inputs):
 
 def test_flips_and_drift_on_a_hand_made_relu_network():
     A = jnp.asarray([1.0, 2.0, -1.0, 0.5])
-    model0 = gflow.ElmanRNN(jnp.zeros((4, 4)), A, jnp.ones(4), trained=("A",))  # W = 0: h_t = relu(A x_t)
+    model0 = gflow.models.ElmanRNN(jnp.zeros((4, 4)), A, jnp.ones(4), trained=("A",))  # W = 0: h_t = relu(A x_t)
     model = eqx.tree_at(lambda m: m.A, model0, A * jnp.asarray([-1.0, -1.0, 1.0, 1.0]))
     x = jnp.asarray([[1.0, -2.0, 3.0]])
     np.testing.assert_array_equal(an.activation_flips(model0, model, x), [[0.5, 0.5, 0.5]])
@@ -71,7 +72,7 @@ def test_flips_and_drift_on_a_hand_made_relu_network():
 
 
 def test_empirical_ntk_is_j_jt_over_the_trained_layers(inputs):
-    model = gflow.elman_allen_zhu_li(key(3), M, D)  # only W is trained
+    model = gflow.models.elman_allen_zhu_li(key(3), M, D)  # only W is trained
     K = np.asarray(eqx.filter_jit(an.empirical_ntk)(model, inputs))
     assert K.shape == (T, N, N)
     outputs_of_W = jax.jacfwd(lambda W: jax.vmap(eqx.tree_at(lambda m: m.W, model, W))(inputs))  # (N, T, M, M)
@@ -88,18 +89,18 @@ def test_memory_functions_and_regime(model0):
     assert float(an.memory_function_0(1.0, t)) == t and float(an.memory_function_1(1.0, t)) == t * (t + 1) / 2
     assert [an.memory_regime(v) for v in (0.5, 1.0, 1.1)] == ["short", "critical", "long"]
     assert float(an.memory_argument(model0)) == pytest.approx(0.6, rel=1e-14)  # α σ₁, σ₁ = 1 for tanh
-    logistic = gflow.elman_cayci_eryilmaz(key(0), M, D, alpha=2.0, activation="logistic")
+    logistic = gflow.models.elman_cayci_eryilmaz(key(0), M, D, alpha=2.0, activation="logistic")
     assert float(an.memory_argument(logistic)) == pytest.approx(0.5, rel=1e-14)
-    full = gflow.elman_panigrahi_goyal(key(0), M, D)
+    full = gflow.models.elman_panigrahi_goyal(key(0), M, D)
     assert float(an.memory_argument(full)) == pytest.approx(np.linalg.norm(np.asarray(full.W), 2), rel=1e-12)
 
 
 def test_bad_input(model0):
     with pytest.raises(GflowInputError, match="`model`"):
-        an.neuron_movement(gflow.gru(key(0), 2), gflow.gru(key(0), 2))
+        an.neuron_movement(gflow.models.gru(key(0), 2), gflow.models.gru(key(0), 2))
     with pytest.raises(GflowInputError, match="`model`"):
-        an.movement(model0, gflow.elman_cayci_eryilmaz(key(0), M, alpha=0.6))
+        an.movement(model0, gflow.models.elman_cayci_eryilmaz(key(0), M, alpha=0.6))
     with pytest.raises(GflowInputError, match="`z`"):
         an.memory_regime(-1.0)
     with pytest.raises(GflowInputError, match="`model`"):
-        an.memory_argument(gflow.gru(key(0), 2))
+        an.memory_argument(gflow.models.gru(key(0), 2))

@@ -15,13 +15,13 @@ N, T, M = 8, 5, 6
 @pytest.fixture(scope="module")
 def loss():
     """A diagonal tanh RNN teacher within reach of the students: a displaced symmetric initialization."""
-    teacher = gflow.elman_cayci_eryilmaz(key(0), M, alpha=0.5)
+    teacher = gflow.models.elman_cayci_eryilmaz(key(0), M, alpha=0.5)
     teacher = eqx.tree_at(lambda m: m.A, teacher, teacher.A + np.random.default_rng(1).normal(size=M))
-    return gflow.SampleLoss.from_teacher(key(2), teacher, N, T, sampler=gflow.unit_ball_sequences)
+    return gflow.objectives.SampleLoss.from_teacher(key(2), teacher, N, T, sampler=gflow.objectives.unit_ball_sequences)
 
 
 def test_batched_stiff_matrix_free_flows_keep_the_fixed_readout(loss, tmp_path):
-    models = [gflow.elman_cayci_eryilmaz(key(s), M, alpha=0.5) for s in (3, 4)]
+    models = [gflow.models.elman_cayci_eryilmaz(key(s), M, alpha=0.5) for s in (3, 4)]
     trajs = gflow.solve_flows([loss, loss], models, 20.0, solver="rosenbrock-cg", rtol=1e-6, save_at=4,
                               progress=False)
     for model0, traj in zip(models, trajs):
@@ -38,6 +38,6 @@ def test_batched_stiff_matrix_free_flows_keep_the_fixed_readout(loss, tmp_path):
 
 
 def test_gru_flow(loss):
-    traj = gflow.solve_flow(loss, gflow.gru(key(5), 3, scale=0.5), 5.0, solver="tsit5", rtol=1e-6, save_at=4,
+    traj = gflow.solve_flow(loss, gflow.models.gru(key(5), 3, scale=0.5), 5.0, solver="tsit5", rtol=1e-6, save_at=4,
                             progress=False)
     assert traj.status == "completed" and traj.loss[-1] < 0.5 * traj.loss[0]

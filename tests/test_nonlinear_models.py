@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import GflowInputError
-from gflow._gradient_flow_term import flatten_model
+from gflow import flatten, GflowInputError
 
 key = jax.random.key
 rng = np.random.default_rng(0)
@@ -29,7 +28,7 @@ def outputs(model, x):
 
 @pytest.mark.parametrize("d,n_out", [(None, None), (D, 2)])
 def test_elman_shapes_and_vmap_batching(d, n_out):
-    model = gflow.elman_panigrahi_goyal(key(0), M, d, n_out=n_out)
+    model = gflow.models.elman_panigrahi_goyal(key(0), M, d, n_out=n_out)
     x = X_SCALAR if d is None else X_VECTOR
     y = outputs(model, x)
     assert y.shape == ((N, T) if n_out is None else (N, T, n_out))
@@ -39,7 +38,7 @@ def test_elman_shapes_and_vmap_batching(d, n_out):
 
 
 def test_elman_forward_matches_the_recursion():
-    model = gflow.elman_panigrahi_goyal(key(2), M, D, n_out=2, output_scale=0.3)
+    model = gflow.models.elman_panigrahi_goyal(key(2), M, D, n_out=2, output_scale=0.3)
     W, A, B = np.asarray(model.W), np.asarray(model.A), np.asarray(model.B.value)
     x = X_VECTOR[0]
     h, ys = np.zeros(M), []
@@ -50,29 +49,29 @@ def test_elman_forward_matches_the_recursion():
 
 
 def test_paper_settings_train_the_papers_layers():
-    azl = gflow.elman_allen_zhu_li(key(0), M, D)
-    pg = gflow.elman_panigrahi_goyal(key(0), M, D)
-    ce = gflow.elman_cayci_eryilmaz(key(0), M, D, alpha=0.5)
+    azl = gflow.models.elman_allen_zhu_li(key(0), M, D)
+    pg = gflow.models.elman_panigrahi_goyal(key(0), M, D)
+    ce = gflow.models.elman_cayci_eryilmaz(key(0), M, D, alpha=0.5)
     assert azl.trained == ("W",) and pg.trained == ("W", "A") and ce.trained == ("W", "A")
-    assert [flatten_model(m)[0].size for m in (azl, pg, ce)] == [36, 36 + 18, 6 + 18]
+    assert [flatten(m)[0].size for m in (azl, pg, ce)] == [36, 36 + 18, 6 + 18]
     assert ce.structure == "diagonal" and float(ce.output_scale.value) == pytest.approx(6 ** -0.5)
-    assert isinstance(azl.A, gflow.Frozen) and isinstance(pg.B, gflow.Frozen) and isinstance(ce.B, gflow.Frozen)
+    assert isinstance(azl.A, gflow.models.Frozen) and isinstance(pg.B, gflow.models.Frozen) and isinstance(ce.B, gflow.models.Frozen)
     # Seed 004 draws B ~ N(0, 1/d_out), seed 002 N(0, 2/d_out): same draw, variances 1 and 2.
     np.testing.assert_allclose(pg.B.value, np.sqrt(2.0) * azl.B.value, rtol=1e-14)
-    assert gflow.theory_output_scale(0.1, 10, 1024) == pytest.approx(0.1 / (10 * 10 * 100 * 10 * np.log(1024)))
+    assert gflow.models.theory_output_scale(0.1, 10, 1024) == pytest.approx(0.1 / (10 * 10 * 100 * 10 * np.log(1024)))
 
 
 def test_frozen_round_trips_bit_for_bit_and_stops_gradients():
     x = jnp.asarray([1.5, -2.0, 1e-300, 3.0e300])
-    f = gflow.Frozen(x)
+    f = gflow.models.Frozen(x)
     assert not eqx.is_inexact_array(f.bits)
     np.testing.assert_array_equal(f.value, x)
-    assert float(jax.grad(lambda s: jnp.sum(s * gflow.Frozen(s).value))(2.0)) == 2.0  # only the unfrozen factor
+    assert float(jax.grad(lambda s: jnp.sum(s * gflow.models.Frozen(s).value))(2.0)) == 2.0  # only the unfrozen factor
 
 
 @pytest.mark.parametrize("d,activation", [(None, "logistic"), (D, "tanh")])
 def test_symmetric_initialization_gives_exactly_zero_output(d, activation):
-    model = gflow.elman_cayci_eryilmaz(key(1), M, d, alpha=0.7, activation=activation)
+    model = gflow.models.elman_cayci_eryilmaz(key(1), M, d, alpha=0.7, activation=activation)
     x = X_SCALAR if d is None else X_VECTOR
     y = np.asarray(outputs(model, x))
     assert np.all(y == 0.0)  # exactly, seed 003 Def. 1 / P1
@@ -82,7 +81,7 @@ def test_symmetric_initialization_gives_exactly_zero_output(d, activation):
 
 def test_symmetric_initialization_is_definition_1():
     m = M
-    model = gflow.elman_cayci_eryilmaz(key(4), m, D, alpha=0.3)
+    model = gflow.models.elman_cayci_eryilmaz(key(4), m, D, alpha=0.3)
     c, W, U = np.asarray(model.B.value), np.asarray(model.W), np.asarray(model.A)
     np.testing.assert_array_equal(c[m // 2:], -c[: m // 2])
     np.testing.assert_array_equal(np.abs(c), 1.0)
@@ -106,7 +105,7 @@ def _proposition_1(W, U, x, sigma_prime, g, h):
 
 
 def test_autodiff_gradients_match_proposition_1():
-    model = gflow.elman_cayci_eryilmaz(key(5), M, D, alpha=0.8)
+    model = gflow.models.elman_cayci_eryilmaz(key(5), M, D, alpha=0.8)
     model = eqx.tree_at(lambda mm: mm.W, model, model.W * jnp.linspace(0.9, 1.2, M))  # break the pairing
     x = jnp.asarray(X_VECTOR[0])
     g, h = np.asarray(model.preactivations(x)), np.asarray(model.hidden_states(x))
@@ -124,16 +123,16 @@ def test_autodiff_gradients_match_proposition_1():
 
 
 def test_relu_derivative_is_the_activation_pattern_at_zero():
-    assert float(jax.grad(gflow.ACTIVATIONS["relu"].fn)(0.0)) == 1.0
-    assert float(jax.grad(gflow.ACTIVATIONS["relu"].fn)(-1e-300)) == 0.0
-    tanh = gflow.ACTIVATIONS["tanh"]
-    assert (tanh.sigma0, tanh.sigma1) == (1.0, 1.0) and tanh.smooth and not gflow.ACTIVATIONS["relu"].smooth
+    assert float(jax.grad(gflow.models.ACTIVATIONS["relu"].fn)(0.0)) == 1.0
+    assert float(jax.grad(gflow.models.ACTIVATIONS["relu"].fn)(-1e-300)) == 0.0
+    tanh = gflow.models.ACTIVATIONS["tanh"]
+    assert (tanh.sigma0, tanh.sigma1) == (1.0, 1.0) and tanh.smooth and not gflow.models.ACTIVATIONS["relu"].smooth
 
 
 # ------------------------------------------------------------------------------------------------ GRU, LSTM
 
 
-@pytest.mark.parametrize("make", [gflow.gru, gflow.lstm])
+@pytest.mark.parametrize("make", [gflow.models.gru, gflow.models.lstm])
 def test_gated_shapes_vmap_and_readout(make):
     model = make(key(0), H)
     y = outputs(model, X_SCALAR)
@@ -147,7 +146,7 @@ def test_gated_shapes_vmap_and_readout(make):
 
 
 def test_gru_matches_the_torch_cell_equations():
-    model = gflow.gru(key(2), H)
+    model = gflow.models.gru(key(2), H)
     x = X_SCALAR[0]
     sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
     Wi, Wh, bi, bh = (np.asarray(a) for a in (model.W_i, model.W_h, model.b_i, model.b_h))
@@ -161,7 +160,7 @@ def test_gru_matches_the_torch_cell_equations():
     np.testing.assert_allclose(outputs(model, X_SCALAR)[0], ys, rtol=1e-13)
 
 
-@pytest.mark.parametrize("make", [gflow.gru, gflow.lstm])
+@pytest.mark.parametrize("make", [gflow.models.gru, gflow.models.lstm])
 def test_small_initialization_scales_every_array(make):
     small, default = make(key(4), H, scale=1e-6), make(key(4), H)
     for a, b in zip(jax.tree_util.tree_leaves(small), jax.tree_util.tree_leaves(default)):
@@ -189,22 +188,22 @@ def raises_naming(name):
 def test_elman_rejects_bad_arrays(kwargs, name):
     kwargs = dict(kwargs)
     with raises_naming(name):
-        gflow.ElmanRNN(kwargs.pop("W"), kwargs.pop("A"), kwargs.pop("B"), **kwargs)
+        gflow.models.ElmanRNN(kwargs.pop("W"), kwargs.pop("A"), kwargs.pop("B"), **kwargs)
 
 
 def test_bad_sequences_and_settings():
-    model = gflow.elman_panigrahi_goyal(key(0), M, D)
+    model = gflow.models.elman_panigrahi_goyal(key(0), M, D)
     with raises_naming("x"):
         model(jnp.ones(5))
     with raises_naming("x"):
-        gflow.gru(key(0), 3)(jnp.ones((5, 2)))
+        gflow.models.gru(key(0), 3)(jnp.ones((5, 2)))
     with raises_naming("m"):
-        gflow.elman_cayci_eryilmaz(key(0), 5, alpha=0.5)
+        gflow.models.elman_cayci_eryilmaz(key(0), 5, alpha=0.5)
     with raises_naming("alpha"):
-        gflow.elman_cayci_eryilmaz(key(0), 4, alpha=-1.0)
+        gflow.models.elman_cayci_eryilmaz(key(0), 4, alpha=-1.0)
     with raises_naming("init"):
-        gflow.gru(key(0), 3, init="orthogonal")
+        gflow.models.gru(key(0), 3, init="orthogonal")
     with raises_naming("W_h"):
-        gflow.LSTM(np.ones(12), np.ones((9, 3)), np.ones(12), np.ones(12), np.ones(3), 0.0)
+        gflow.models.LSTM(np.ones(12), np.ones((9, 3)), np.ones(12), np.ones(12), np.ones(3), 0.0)
     with raises_naming("C"):
-        gflow.GRU(np.ones(9), np.ones((9, 3)), np.ones(9), np.ones(9), np.ones(4), 0.0)
+        gflow.models.GRU(np.ones(9), np.ones((9, 3)), np.ones(9), np.ones(9), np.ones(4), 0.0)

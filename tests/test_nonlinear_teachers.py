@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import GflowInputError, nonlinear_teachers as nt
+from gflow import GflowInputError
+from gflow.objectives import nonlinear_teachers as nt
 
 key = jax.random.key
 L, D, EPS = 5, 4, 0.2
@@ -18,24 +19,24 @@ call = eqx.filter_jit(lambda f, *args: f(*args))  # one compiled call instead of
 
 @pytest.fixture(scope="module")
 def tokens():
-    return gflow.normalized_token_sequences(key(0), 3, L, D, eps_x=EPS)
+    return gflow.objectives.normalized_token_sequences(key(0), 3, L, D, eps_x=EPS)
 
 
 def test_normalized_sequences_follow_definition_3_1(tokens):
     x = np.asarray(tokens)
     np.testing.assert_array_equal(x[:, 0], [[0, 0, 0, 1]] * 3)
     np.testing.assert_array_equal(x[:, -1], [[0, 0, 0, 1]] * 3)
-    bar = np.asarray(jax.vmap(lambda s: gflow.true_tokens(s, EPS))(tokens))
+    bar = np.asarray(jax.vmap(lambda s: gflow.objectives.true_tokens(s, EPS))(tokens))
     np.testing.assert_allclose(np.linalg.norm(bar, axis=-1), 1.0, rtol=1e-14)
     np.testing.assert_allclose(bar[..., -1], 0.5, rtol=1e-14)
     np.testing.assert_array_equal(x[:, 1:-1, -1], 0.0)
-    np.testing.assert_array_equal(gflow.null_sequence(L, D)[1:-1], 0.0)
+    np.testing.assert_array_equal(gflow.objectives.null_sequence(L, D)[1:-1], 0.0)
 
 
 def test_token_sum_teacher_is_a_sum_over_earlier_tokens(tokens):
     teacher = nt.token_sum_teacher(key(1), L, D, eps_x=EPS, p=2, phi=jnp.sin)
     w, b = np.asarray(teacher.w), np.asarray(teacher.b)
-    bar = np.asarray(gflow.true_tokens(tokens[0], EPS))
+    bar = np.asarray(gflow.objectives.true_tokens(tokens[0], EPS))
     expected = np.zeros(L)
     for j in range(3, L + 1):  # 1-based output position
         for i in range(2, j):  # 1-based true-token position
@@ -45,7 +46,7 @@ def test_token_sum_teacher_is_a_sum_over_earlier_tokens(tokens):
 
 def test_sequence_concept_teacher_acts_on_the_concatenated_sequence(tokens):
     teacher = nt.sequence_concept_teacher(key(2), L, D, eps_x=EPS, p=3, n_out=2)
-    bar = np.asarray(gflow.true_tokens(tokens[1], EPS)).reshape(-1)
+    bar = np.asarray(gflow.objectives.true_tokens(tokens[1], EPS)).reshape(-1)
     w, b = np.asarray(teacher.w), np.asarray(teacher.b)
     np.testing.assert_allclose(np.linalg.norm(w, axis=-1), 1.0, rtol=1e-14)
     y = np.asarray(call(teacher, tokens[1]))
@@ -55,7 +56,7 @@ def test_sequence_concept_teacher_acts_on_the_concatenated_sequence(tokens):
 
 def test_transport_teacher_is_the_monte_carlo_mean_of_equation_8():
     teacher = nt.transport_teacher(key(3), 2, alpha=0.6, n_samples=6)
-    x = np.asarray(gflow.unit_ball_sequences(key(4), 1, 4, 2)[0])
+    x = np.asarray(gflow.objectives.unit_ball_sequences(key(4), 1, 4, 2)[0])
     w0, u0 = np.asarray(teacher.network.W), np.asarray(teacher.network.A)
     vw, vu = np.asarray(teacher.v_w), np.asarray(teacher.v_u)
     y = np.zeros(4)
@@ -75,9 +76,9 @@ def test_transport_teacher_is_the_monte_carlo_mean_of_equation_8():
 
 def test_gru_teacher_fits_its_impulse_response():
     target = nt.damped_oscillation(12)
-    teacher = nt.fit_gru_teacher(key(5), 3, target=target, steps=300, lr=1e-2)
-    start = gflow.gru(key(5), 3, scale=1e-6)
-    fit = gflow.SampleLoss(gflow.impulse(12)[None], target[None])
+    teacher = gflow.discrete.fit_gru_teacher(key(5), 3, target=target, steps=300, lr=1e-2)
+    start = gflow.models.gru(key(5), 3, scale=1e-6)
+    fit = gflow.objectives.SampleLoss(gflow.objectives.impulse(12)[None], target[None])
     assert float(call(fit, teacher)) < 1e-2 * float(call(fit, start))
 
 
@@ -94,8 +95,8 @@ def test_adversarial_late_labels_agree_up_to_k():
 
 def test_teachers_label_a_sample_loss(tokens):
     teacher = nt.token_sum_teacher(key(6), L, D, eps_x=EPS)
-    sampler = functools.partial(gflow.normalized_token_sequences, d=D, eps_x=EPS)
-    loss = gflow.SampleLoss.from_teacher(key(7), teacher, 3, L, sampler=sampler, steps=range(3, L + 1))
+    sampler = functools.partial(gflow.objectives.normalized_token_sequences, d=D, eps_x=EPS)
+    loss = gflow.objectives.SampleLoss.from_teacher(key(7), teacher, 3, L, sampler=sampler, steps=range(3, L + 1))
     assert loss.inputs.shape == (3, L, D) and float(loss.step_weights[:2].sum()) == 0.0
 
 
@@ -111,4 +112,4 @@ def test_bad_teachers():
     with pytest.raises(GflowInputError, match="`k`"):
         nt.AdversarialLateLabels(gflow.teachers.memoryless(1.0), 0)
     with pytest.raises(GflowInputError, match="`eps_x`"):
-        gflow.normalized_token_sequences(key(0), 2, L, D, eps_x=0.0)
+        gflow.objectives.normalized_token_sequences(key(0), 2, L, D, eps_x=0.0)

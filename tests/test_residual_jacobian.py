@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import GradientFlowTerm, initializers, teachers
-from gflow._gradient_flow_term import flatten_model
-from gflow._residual_jacobian import DenseResidualJacobian, ImpulseResponseJacobian
+from gflow import flatten, initializers, teachers
+from gflow.flow import GradientFlowTerm
+from gflow.objectives import DenseResidualJacobian, ImpulseResponseJacobian
 
 
 def _term(loss, model):
-    theta, static, unravel = flatten_model(model)
+    theta, static, unravel = flatten(model)
     return GradientFlowTerm(loss, static, unravel), theta
 
 
@@ -63,7 +63,7 @@ def test_flow_with_structured_and_dense_jacobians_agree(monkeypatch):
 def test_auto_linear_solver_avoids_materializing_large_jacobians():
     """"auto" keeps Woodbury for matrix-free J at any size, and switches to CG when J would be materialized
     with more than woodbury_max_entries entries."""
-    from gflow._rosenbrock import GaussNewtonRosenbrock
+    from gflow.flow import GaussNewtonRosenbrock
 
     loss = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 3), 6)
     structured = _term(loss, initializers.gaussian(jax.random.key(1), 5, scale=0.1))

@@ -9,8 +9,8 @@ import pytest
 import scipy.linalg
 
 import gflow
-from gflow import analysis, initializers, teachers
-from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+from gflow import analysis, flatten, initializers, teachers
+from gflow.flow import GradientFlowTerm
 
 
 class Params(eqx.Module):
@@ -44,9 +44,9 @@ class CurvedLeastSquares(eqx.Module):
 
 
 def _fixed_step_error(loss, p0, t1, dt, exact):
-    theta0, static, unravel = flatten_model(p0)
+    theta0, static, unravel = flatten(p0)
     term = GradientFlowTerm(loss, static, unravel)
-    sol = diffrax.diffeqsolve(term, gflow.GaussNewtonRosenbrock(jacobian_every=1), 0.0, t1, dt, theta0,
+    sol = diffrax.diffeqsolve(term, gflow.flow.GaussNewtonRosenbrock(jacobian_every=1), 0.0, t1, dt, theta0,
                               stepsize_controller=diffrax.ConstantStepSize(), max_steps=100_000)
     return float(jnp.max(jnp.abs(sol.ys[-1] - exact)))
 
@@ -74,7 +74,7 @@ def test_order_three_with_approximate_jacobian():
     loss = CurvedLeastSquares()
     p0 = Params(jnp.array([0.4, 1.2]))
     ref = gflow.solve_flow(loss, p0, 1.0, rtol=1e-13, atol=1e-15, solver="dopri8", save_at=2)
-    exact = flatten_model(ref.final)[0]
+    exact = flatten(ref.final)[0]
     dts = np.array([0.1, 0.05, 0.025, 0.0125])
     errors = [_fixed_step_error(loss, p0, 1.0, dt, exact) for dt in dts]
     assert 2.7 < _order(errors, dts) < 3.8, errors
@@ -150,27 +150,28 @@ def test_padded_loss_equals_original():
 def test_solver_rejects_terms_without_residuals():
     term = diffrax.ODETerm(lambda t, y, args: -y)
     with pytest.raises(TypeError, match="residuals"):
-        diffrax.diffeqsolve(term, gflow.GaussNewtonRosenbrock(), 0.0, 1.0, 0.1, jnp.ones(2))
+        diffrax.diffeqsolve(term, gflow.flow.GaussNewtonRosenbrock(), 0.0, 1.0, 0.1, jnp.ones(2))
 
 
 def test_jacobian_lag_auto_rule():
     """jacobian_every='auto': every step for a matrix-free J (linear SISO), every 4 steps for a materialized J above
     lag_min_entries entries (a nonlinear SampleLoss); an explicit integer wins; anything else is refused."""
-    from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+    from gflow import flatten
+    from gflow.flow import GradientFlowTerm
 
     def flow_of(loss, model):
-        theta, static, unravel = flatten_model(model)
+        theta, static, unravel = flatten(model)
         return GradientFlowTerm(loss, static, unravel), theta
 
     linear = flow_of(gflow.PopulationLoss(gflow.teachers.delay(3), 8),
                      gflow.initializers.gaussian(jax.random.key(0), 6, scale=0.1))
-    teacher = gflow.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh")
-    elman = flow_of(gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 8, 4, steps="last"),
-                    gflow.elman_panigrahi_goyal(jax.random.key(3), 6, activation="tanh"))
-    small = gflow.GaussNewtonRosenbrock(lag_min_entries=10)
+    teacher = gflow.models.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh")
+    elman = flow_of(gflow.objectives.SampleLoss.from_teacher(jax.random.key(2), teacher, 8, 4, steps="last"),
+                    gflow.models.elman_panigrahi_goyal(jax.random.key(3), 6, activation="tanh"))
+    small = gflow.flow.GaussNewtonRosenbrock(lag_min_entries=10)
     assert small._refresh_every(*linear) == 1
     assert small._refresh_every(*elman) == 4
-    assert gflow.GaussNewtonRosenbrock()._refresh_every(*elman) == 1  # 8 × 66 entries: below 2²²
-    assert gflow.GaussNewtonRosenbrock(jacobian_every=3)._refresh_every(*linear) == 3
+    assert gflow.flow.GaussNewtonRosenbrock()._refresh_every(*elman) == 1  # 8 × 66 entries: below 2²²
+    assert gflow.flow.GaussNewtonRosenbrock(jacobian_every=3)._refresh_every(*linear) == 3
     with pytest.raises(gflow.GflowInputError, match="jacobian_every"):
-        gflow.GaussNewtonRosenbrock(jacobian_every=0)
+        gflow.flow.GaussNewtonRosenbrock(jacobian_every=0)

@@ -16,17 +16,17 @@ T, H, N = 5, 3, 40  # the sizes of the other nonlinear tests: each new shape cos
 
 @pytest.fixture(scope="module")
 def student():
-    return gflow.gru(key(0), H)
+    return gflow.models.gru(key(0), H)
 
 
 @pytest.fixture(scope="module")
 def teacher():
-    return gflow.gru(key(1), H)
+    return gflow.models.gru(key(1), H)
 
 
 def test_loss_is_the_direct_mean_of_squared_errors(student, teacher):
-    loss = gflow.SampleLoss.from_teacher(key(2), teacher, N, T, steps=[2, 5], convention="half")
-    x = gflow.gaussian_sequences(key(2), N, T)  # the default sampler with the same key
+    loss = gflow.objectives.SampleLoss.from_teacher(key(2), teacher, N, T, steps=[2, 5], convention="half")
+    x = gflow.objectives.gaussian_sequences(key(2), N, T)  # the default sampler with the same key
     np.testing.assert_array_equal(loss.inputs, x)
     err = np.asarray(jax.vmap(student)(x) - jax.vmap(teacher)(x))
     direct = 0.5 * np.mean(err[:, 1] ** 2 + err[:, 4] ** 2)
@@ -38,7 +38,7 @@ def test_loss_is_the_direct_mean_of_squared_errors(student, teacher):
 
 
 def test_standard_error_shrinks_like_one_over_root_n(student, teacher):
-    loss = gflow.SampleLoss.from_teacher(key(3), teacher, 1600, T)
+    loss = gflow.objectives.SampleLoss.from_teacher(key(3), teacher, 1600, T)
     parts = [eqx.tree_at(lambda l: (l.inputs, l.labels), loss, (loss.inputs[i::16], loss.labels[i::16]))
              for i in range(16)]  # 16 disjoint samples of 100
     standard_error = eqx.filter_jit(lambda part, model: part.standard_error(model))  # compiled once per size
@@ -47,24 +47,24 @@ def test_standard_error_shrinks_like_one_over_root_n(student, teacher):
 
 
 def test_standard_error_is_the_sample_std_over_root_n(student, teacher):
-    loss = gflow.SampleLoss.from_teacher(key(3), teacher, N, T, steps="last")
+    loss = gflow.objectives.SampleLoss.from_teacher(key(3), teacher, N, T, steps="last")
     per = np.asarray(loss.per_sequence(student))
     assert float(loss.standard_error(student)) == pytest.approx(np.std(per, ddof=1) / np.sqrt(N), rel=1e-12)
 
 
 def test_steps_select_the_supervised_outputs():
     x = np.zeros((2, 4))
-    assert list(gflow.SampleLoss(x, x, steps="last").step_weights) == [0, 0, 0, 1]
-    assert list(gflow.SampleLoss(x, x, steps=range(3, 5)).step_weights) == [0, 0, 1, 1]
-    assert list(gflow.SampleLoss(x, x).step_weights) == [1, 1, 1, 1]
+    assert list(gflow.objectives.SampleLoss(x, x, steps="last").step_weights) == [0, 0, 0, 1]
+    assert list(gflow.objectives.SampleLoss(x, x, steps=range(3, 5)).step_weights) == [0, 0, 1, 1]
+    assert list(gflow.objectives.SampleLoss(x, x).step_weights) == [1, 1, 1, 1]
 
 
 def test_minibatches_for_sgd(student, teacher):
-    loss = gflow.SampleLoss.from_teacher(key(4), teacher, N, T)
+    loss = gflow.objectives.SampleLoss.from_teacher(key(4), teacher, N, T)
     state = loss.minibatch_init(key(5), 4)
     batch, _ = loss.minibatch(state, 0, 4)
-    assert isinstance(batch, gflow.SampleLoss) and batch.n == 4 and loss.full_loss is loss
-    traj = gflow.run_sgd(loss, student, 0.05, 20, batch_size=4, key=key(6), save_at=np.arange(21), progress=False)
+    assert isinstance(batch, gflow.objectives.SampleLoss) and batch.n == 4 and loss.full_loss is loss
+    traj = gflow.discrete.run_sgd(loss, student, lr=0.05, steps=20, batch_size=4, key=key(6), save_at=np.arange(21), progress=False)
     assert traj.status == "completed" and traj.loss[-1] < traj.loss[0]
 
 
@@ -75,34 +75,35 @@ def raises_naming(name):
 def test_bad_input(student, teacher):
     x = np.zeros((3, 4))
     with raises_naming("labels"):
-        gflow.SampleLoss(x, np.zeros((3, 5)))
+        gflow.objectives.SampleLoss(x, np.zeros((3, 5)))
     with raises_naming("steps"):
-        gflow.SampleLoss(x, x, steps=[0, 2])
+        gflow.objectives.SampleLoss(x, x, steps=[0, 2])
     with raises_naming("steps"):
-        gflow.SampleLoss(x, x, steps="first")
+        gflow.objectives.SampleLoss(x, x, steps="first")
     with raises_naming("convention"):
-        gflow.SampleLoss(x, x, convention="mean")
+        gflow.objectives.SampleLoss(x, x, convention="mean")
     with raises_naming("teacher"):
-        gflow.SampleLoss.from_teacher(key(0), 3.0, 4, 4)
+        gflow.objectives.SampleLoss.from_teacher(key(0), 3.0, 4, 4)
     with raises_naming("sampler"):
-        gflow.SampleLoss.from_teacher(key(0), teacher, 4, 4, sampler=lambda k, n, t: jnp.zeros((n, t + 1)))
-    vector = gflow.SampleLoss(x, np.zeros((3, 4, 2)))
+        gflow.objectives.SampleLoss.from_teacher(key(0), teacher, 4, 4, sampler=lambda k, n, t: jnp.zeros((n, t + 1)))
+    vector = gflow.objectives.SampleLoss(x, np.zeros((3, 4, 2)))
     with pytest.raises(GflowInputError, match="do not match"):
         vector(eqx.tree_at(lambda m: m.c0, student, student.c0))
 
 
-@pytest.mark.parametrize("steps, n_out, constructor", [("last", None, gflow.elman_panigrahi_goyal),
-                                                        ("all", None, gflow.elman_allen_zhu_li),
-                                                        (range(2, 5), 2, gflow.elman_panigrahi_goyal)])
+@pytest.mark.parametrize("steps, n_out, constructor", [("last", None, gflow.models.elman_panigrahi_goyal),
+                                                        ("all", None, gflow.models.elman_allen_zhu_li),
+                                                        (range(2, 5), 2, gflow.models.elman_panigrahi_goyal)])
 def test_residual_jacobian_per_sequence_equals_autodiff(steps, n_out, constructor):
     """The per-sequence residual Jacobian (what the stiff solver's Gauss–Newton matrix uses) equals jacrev of the
     residuals, which hold the supervised steps only; fixed layers (Frozen) get no columns."""
-    from gflow._gradient_flow_term import GradientFlowTerm, flatten_model
+    from gflow import flatten
+    from gflow.flow import GradientFlowTerm
 
     teacher = constructor(jax.random.key(1), 5, activation="tanh", n_out=n_out)
-    loss = gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 7, 4, steps=steps)
+    loss = gflow.objectives.SampleLoss.from_teacher(jax.random.key(2), teacher, 7, 4, steps=steps)
     model = constructor(jax.random.key(3), 6, activation="tanh", n_out=n_out)
-    theta, static, unravel = flatten_model(model)
+    theta, static, unravel = flatten(model)
     term = GradientFlowTerm(loss, static, unravel)
     r = term.residuals(theta)
     n_steps = {"last": 1, "all": 4}.get(steps, 3)
@@ -114,9 +115,9 @@ def test_residual_jacobian_per_sequence_equals_autodiff(steps, n_out, constructo
 
 def test_sample_loss_flow_uses_the_gauss_newton_solver():
     """The default (stiff) solver and Tsit5 agree on a small Elman flow."""
-    teacher = gflow.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh", output_scale=0.5)
-    loss = gflow.SampleLoss.from_teacher(jax.random.key(2), teacher, 16, 5, steps="last")
-    model0 = gflow.elman_panigrahi_goyal(jax.random.key(3), 8, activation="tanh", output_scale=8 ** -0.5)
+    teacher = gflow.models.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh", output_scale=0.5)
+    loss = gflow.objectives.SampleLoss.from_teacher(jax.random.key(2), teacher, 16, 5, steps="last")
+    model0 = gflow.models.elman_panigrahi_goyal(jax.random.key(3), 8, activation="tanh", output_scale=8 ** -0.5)
     stiff = gflow.solve_flow(loss, model0, 5.0, rtol=1e-9, save_at=3, progress=False)
     explicit = gflow.solve_flow(loss, model0, 5.0, rtol=1e-9, save_at=3, solver="tsit5", progress=False)
     assert stiff.config["solver"] == "rosenbrock"

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, initializers
+from gflow import analysis as an
+from gflow import initializers
 
 
 def _slack_point(w=2.0):

@@ -5,19 +5,15 @@ import subprocess
 import sys
 import types
 
-import jax
 import numpy as np
 import pytest
 
-import gflow
+import extrapolation_phase
+import extrapolation_sweeps as xs
+import init_scale
 from gflow import analysis as an
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "studies"))
-
-import _extrapolation_sweeps as xs  # noqa: E402
-import extrapolation_phase  # noqa: E402
-import init_scale  # noqa: E402
 
 TINY = {"tiny": {"teacher": "balanced", "teacher_dim": 2, "student": "diagonal_balanced", "d": 6}}
 

@@ -5,19 +5,16 @@ here instead of a full smoke run: the constructors (seed 000 Lemma A.1, Prop. 3)
 Cayley–Hamilton bound of Theorem 4.1's proof, the Q-based prediction of ‖B − Cᵀ‖, and the closed-form Lemma 6.3 part.
 """
 
-import os
-import sys
 
 import jax
 import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an, initializers, teachers
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
-import memoryless  # noqa: E402
-import moment_pairs  # noqa: E402
+import memoryless
+import moment_pairs
+from gflow import analysis as an
+from gflow import initializers, teachers
 
 
 # ------------------------------------------------------------------------------------ moment-matched pairs

@@ -2,21 +2,17 @@
 
 import json
 import os
-import sys
 
 import jax
 import numpy as np
 import pytest
 
 import gflow
-from gflow import nonlinear_teachers as nt, teachers
-from gflow._checks import GflowInputError
+import gru_extrapolation as ge
+from gflow import GflowInputError
+from gflow.objectives import nonlinear_teachers as nt
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "studies"))
-
-import gru_extrapolation as ge  # noqa: E402
-
 
 def test_critical_length_on_synthetic_errors():
     ks = [5, 10, 20, 30, 40, 60]
@@ -46,7 +42,7 @@ def test_late_echo_teacher_matches_adversarial_labels():
     echo = ge.late_echo_teacher(teacher, k)
     h, w = np.asarray(echo.impulse_response(12)), np.asarray(teacher.impulse_response(12))
     np.testing.assert_allclose(h - w, np.eye(12)[k], atol=1e-14)
-    x = gflow.gaussian_sequences(jax.random.key(1), 3, 11)
+    x = gflow.objectives.gaussian_sequences(jax.random.key(1), 3, 11)
     labels = jax.vmap(nt.AdversarialLateLabels(teacher, k))(x)
     np.testing.assert_allclose(jax.vmap(echo)(x), labels, atol=1e-12)
     with pytest.raises(GflowInputError):
@@ -91,7 +87,7 @@ def test_argument_errors():
 
 def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     def cheap_teacher(args):  # a random small GRU stands in for the 1000-step fit (tested in test_nonlinear_teachers)
-        teacher = gflow.gru(jax.random.key(0), args.teacher_dim, scale=0.7)
+        teacher = gflow.models.gru(jax.random.key(0), args.teacher_dim, scale=0.7)
         return teacher, np.asarray(nt.damped_oscillation(8)), 0.0
 
     monkeypatch.setattr(ge, "gru_teacher", cheap_teacher)

@@ -2,16 +2,13 @@
 
 import json
 import os
-import sys
 
 import jax
 import numpy as np
 import pytest
 
+import lazy_width
 from gflow import GflowInputError
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
-import lazy_width  # noqa: E402
 
 TINY = ["--widths", "8", "16", "--seeds", "1", "--n", "4", "--length", "4", "--d", "3", "--tau", "0.2",
         "--eta", "0.1", "--solver-check-widths", "1"]

@@ -2,7 +2,6 @@
 
 import json
 import os
-import sys
 
 import equinox as eqx
 import jax
@@ -11,12 +10,11 @@ import numpy as np
 import pytest
 
 import gflow
+import memory_cutoff
 from gflow import analysis as an
-from gflow.nonlinear_teachers import transport_teacher
+from gflow.objectives.nonlinear_teachers import transport_teacher
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "studies"))
-import memory_cutoff  # noqa: E402
 
 TINY = ["--quick", "--m", "8", "--n", "4", "--tau", "20", "--lengths", "2", "5", "--step-multipliers", "1", "64",
         "--p13-length", "5", "--grad-length", "14", "--fit-steps", "8", "--teacher-samples", "64"]
@@ -44,9 +42,9 @@ def test_tiny_run_writes_summary_and_figures(tmp_path):
 
 @pytest.mark.parametrize("d,activation", [(None, "logistic"), (3, "tanh")])
 def test_proposition_1_matches_autodiff_away_from_init(d, activation):
-    model = gflow.elman_cayci_eryilmaz(jax.random.key(0), 6, d, alpha=1.2, activation=activation)
+    model = gflow.models.elman_cayci_eryilmaz(jax.random.key(0), 6, d, alpha=1.2, activation=activation)
     model = eqx.tree_at(lambda mm: mm.W, model, model.W * jnp.linspace(0.8, 1.3, 6))
-    x = gflow.unit_ball_sequences(jax.random.key(1), 1, 9, d)[0]
+    x = gflow.objectives.unit_ball_sequences(jax.random.key(1), 1, 9, d)[0]
     d_w, d_u = an.hidden_state_gradients(model, x)
 
     def states(W, A):
@@ -61,9 +59,9 @@ def test_proposition_1_matches_autodiff_away_from_init(d, activation):
 
 def test_loss_gradient_through_proposition_1_matches_autodiff():
     teacher = transport_teacher(jax.random.key(2), 2, alpha=0.7, n_samples=32)
-    loss = gflow.SampleLoss.from_teacher(jax.random.key(3), teacher, 5, 7,
-                                         sampler=lambda k, n, t: gflow.unit_ball_sequences(k, n, t, 2))
-    model = gflow.elman_cayci_eryilmaz(jax.random.key(4), 8, 2, alpha=0.7)
+    loss = gflow.objectives.SampleLoss.from_teacher(jax.random.key(3), teacher, 5, 7,
+                                         sampler=lambda k, n, t: gflow.objectives.unit_ball_sequences(k, n, t, 2))
+    model = gflow.models.elman_cayci_eryilmaz(jax.random.key(4), 8, 2, alpha=0.7)
     model = eqx.tree_at(lambda mm: mm.A, model, model.A + 0.1)  # output no longer zero
     gw, gu = an.sample_loss_gradient(model, loss)
     g = eqx.filter_grad(loss)(model)
@@ -73,7 +71,7 @@ def test_loss_gradient_through_proposition_1_matches_autodiff():
 
 
 def test_proposition_1_rejects_full_recurrence():
-    full = gflow.elman_panigrahi_goyal(jax.random.key(0), 4, 2)
+    full = gflow.models.elman_panigrahi_goyal(jax.random.key(0), 4, 2)
     with pytest.raises(gflow.GflowInputError, match="diagonal"):
         an.hidden_state_gradients(full, jnp.zeros((3, 2)))
 

@@ -2,36 +2,33 @@
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
 import gflow
+import regular_language
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "studies"))
-import regular_language  # noqa: E402
-
 
 def test_languages_label_hand_made_strings():
     z = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0], [1, 0, 1, 1], [0, 1, 0, 1], [1, 1, 1, 1]])
-    np.testing.assert_array_equal(gflow.membership("d_l1", z), [0, 1, 0, 0, 0, 0])
-    np.testing.assert_array_equal(gflow.membership("parity", z), [0, 1, 0, 1, 0, 0])
-    np.testing.assert_array_equal(gflow.membership("contains", z, pattern="101"), [0, 0, 0, 1, 1, 0])
-    np.testing.assert_array_equal(gflow.membership("contains", z, pattern="11"), [0, 0, 1, 1, 0, 1])
+    np.testing.assert_array_equal(gflow.objectives.membership("d_l1", z), [0, 1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(gflow.objectives.membership("parity", z), [0, 1, 0, 1, 0, 0])
+    np.testing.assert_array_equal(gflow.objectives.membership("contains", z, pattern="101"), [0, 0, 0, 1, 1, 0])
+    np.testing.assert_array_equal(gflow.objectives.membership("contains", z, pattern="11"), [0, 0, 1, 1, 0, 1])
     with pytest.raises(gflow.GflowInputError):
-        gflow.membership("d_l1", np.array([0, 2, 1]))
+        gflow.objectives.membership("d_l1", np.array([0, 2, 1]))
     with pytest.raises(gflow.GflowInputError):
-        gflow.membership("tomita9", z)
+        gflow.objectives.membership("tomita9", z)
 
 
 @pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
 def test_balanced_strings_are_balanced_labelled_and_avoid_excluded(language):
-    z_tr, y_tr = gflow.balanced_strings(0, language, 64, 10)
-    z_te, y_te = gflow.balanced_strings(1, language, 64, 10, exclude=z_tr)
+    z_tr, y_tr = gflow.objectives.balanced_strings(0, language, 64, 10)
+    z_te, y_te = gflow.objectives.balanced_strings(1, language, 64, 10, exclude=z_tr)
     assert z_tr.shape == (64, 10) and y_tr.sum() == 32 and y_te.sum() == 32
-    np.testing.assert_array_equal(gflow.membership(language, z_tr), y_tr)
+    np.testing.assert_array_equal(gflow.objectives.membership(language, z_tr), y_tr)
     seen = {tuple(s) for s in z_tr}
     unseen = [tuple(s) not in seen for s, y in zip(z_te, y_te) if not (language == "d_l1" and y == 1)]
     assert all(unseen)
@@ -40,7 +37,7 @@ def test_balanced_strings_are_balanced_labelled_and_avoid_excluded(language):
 
 
 def test_encoding_is_seed_002_definition_3_1():
-    x = np.asarray(gflow.encode_strings(np.array([[0, 1, 1]]), eps_x=0.1))
+    x = np.asarray(gflow.objectives.encode_strings(np.array([[0, 1, 1]]), eps_x=0.1))
     assert x.shape == (1, 5, 4)
     np.testing.assert_array_equal(x[0, 0], [0, 0, 0, 1])
     np.testing.assert_array_equal(x[0, -1], [0, 0, 0, 1])

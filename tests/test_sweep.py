@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import gflow
-import gflow.sweep as sweep_module
 from gflow import initializers, teachers
 
 T1, SAVES = 10.0, 25
@@ -35,14 +34,14 @@ def sweep(out, **kwargs):
 def count_flows(monkeypatch):
     """Counts the flows the sweep integrates (and the solve_flows calls)."""
     counts = {"flows": 0, "calls": 0}
-    real = sweep_module.solve_flows
+    real = gflow.flow.solve_flows
 
     def counting(losses, models0, *args, **kwargs):
-        counts["flows"] += gflow.batch_length(losses)
+        counts["flows"] += gflow.batching.batch_length(losses)
         counts["calls"] += 1
         return real(losses, models0, *args, **kwargs)
 
-    monkeypatch.setattr(sweep_module, "solve_flows", counting)
+    monkeypatch.setattr(gflow.flow, "solve_flows", counting)
     return counts
 
 
@@ -56,7 +55,7 @@ def reference(tmp_path_factory):
 
 
 def test_expand_grid_product_order_and_fixed_values():
-    configs = gflow.expand_grid({"k": [4, 8], "seed": (0, 1, 2), "scale": 1e-3})
+    configs = gflow.sweep.expand_grid({"k": [4, 8], "seed": (0, 1, 2), "scale": 1e-3})
     assert len(configs) == 6
     assert configs[0] == {"k": 4, "seed": 0, "scale": 1e-3}
     assert configs[1] == {"k": 4, "seed": 1, "scale": 1e-3}
@@ -64,9 +63,9 @@ def test_expand_grid_product_order_and_fixed_values():
 
 
 def test_expand_grid_union_duplicates_and_list_values():
-    configs = gflow.expand_grid([{"k": [4, 8], "seed": 0}, {"k": 8, "seed": 0}, {"k": 9, "seed": 1}])
+    configs = gflow.sweep.expand_grid([{"k": [4, 8], "seed": 0}, {"k": 8, "seed": 0}, {"k": 9, "seed": 1}])
     assert configs == [{"k": 4, "seed": 0}, {"k": 8, "seed": 0}, {"k": 9, "seed": 1}]
-    configs = gflow.expand_grid({"levels": [[1e-4, 1e-8]], "k": [1, 2]})
+    configs = gflow.sweep.expand_grid({"levels": [[1e-4, 1e-8]], "k": [1, 2]})
     assert configs == [{"levels": [1e-4, 1e-8], "k": 1}, {"levels": [1e-4, 1e-8], "k": 2}]
 
 
@@ -82,7 +81,7 @@ def test_expand_grid_union_duplicates_and_list_values():
 ])
 def test_expand_grid_bad_input(grid, match):
     with pytest.raises(gflow.GflowInputError, match=match):
-        gflow.expand_grid(grid)
+        gflow.sweep.expand_grid(grid)
 
 
 def test_run_sweep_bad_input(tmp_path):
@@ -103,7 +102,7 @@ def test_run_sweep_bad_input(tmp_path):
     with pytest.raises(gflow.GflowInputError, match=r"\(loss, model0\)"):
         gflow.run_sweep({"x": [1]}, lambda x: 42, str(tmp_path), t1=T1, progress=False)
     with pytest.raises(gflow.GflowInputError, match="no sweep"):
-        gflow.load_sweep(str(tmp_path / "nothing"))
+        gflow.sweep.load_sweep(str(tmp_path / "nothing"))
 
 
 # ------------------------------------------------------------------------------------------------ runs
@@ -155,7 +154,7 @@ def test_resume_after_interruption(tmp_path, count_flows, reference):
     with pytest.raises(KeyboardInterrupt):
         sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=interrupt_after_two)
     assert count_flows["flows"] == 2
-    assert len(gflow.load_sweep(str(tmp_path))) == 2
+    assert len(gflow.sweep.load_sweep(str(tmp_path))) == 2
 
     seen = []
     runs = sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=lambda r: seen.append(r.name))
@@ -189,7 +188,7 @@ def test_corrupt_and_partial_runs_are_recomputed(tmp_path, count_flows):
     for a, b in zip(runs, first):
         np.testing.assert_array_equal(a.arrays["final_params"], b.arrays["final_params"])
         np.testing.assert_array_equal(a.loss, b.loss)
-    assert len(gflow.load_sweep(str(tmp_path))) == 4
+    assert len(gflow.sweep.load_sweep(str(tmp_path))) == 4
 
 
 def test_extending_the_grid_reuses_finished_runs(tmp_path, count_flows, reference):
@@ -210,7 +209,7 @@ def test_changed_options_are_new_runs_and_trajectories_are_kept(tmp_path, count_
     np.testing.assert_array_equal(traj.loss, b[0].loss)
     with pytest.raises(gflow.GflowInputError, match="without its trajectory"):
         a[0].trajectory()
-    assert {r.name for r in gflow.load_sweep(str(tmp_path))} == {a[0].name, b[0].name}
+    assert {r.name for r in gflow.sweep.load_sweep(str(tmp_path))} == {a[0].name, b[0].name}
 
 
 # ------------------------------------------------------------------------------------------------ traced builds

@@ -7,7 +7,8 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import analysis as an, initializers
+from gflow import analysis as an
+from gflow import initializers
 
 
 def test_round_trip(reference_flow, tmp_path):

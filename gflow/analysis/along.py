@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError
-from .._flow import _evaluate_diagnostics
+from ..models._flatten import evaluate_rows
 
 
 def along(traj, fn) -> np.ndarray:
@@ -14,4 +14,4 @@ def along(traj, fn) -> np.ndarray:
     pass a module-level function or an equinox module so that repeated calls reuse it)."""
     if not callable(fn):
         raise GflowInputError(f"`fn` must be a function of a model, got {type(fn).__name__}")
-    return np.asarray(_evaluate_diagnostics({"fn": fn}, traj.final, jnp.asarray(traj.params))["fn"])
+    return np.asarray(evaluate_rows({"fn": fn}, traj.final, jnp.asarray(traj.params))["fn"])

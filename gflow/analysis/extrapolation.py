@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array, GflowInputError, positive_int
-from .._gradient_flow_term import flatten_model
+from ..models._flatten import flatten, unflatten
 
 DEFAULT_HORIZON = 100
 
@@ -123,8 +123,8 @@ def impulse_responses_along(traj, horizon: int = DEFAULT_HORIZON) -> np.ndarray:
 
 @eqx.filter_jit
 def _responses(template, params, horizon: int):
-    _, static, unravel = flatten_model(template)
-    return jax.vmap(lambda y: eqx.combine(unravel(y), static).impulse_response(horizon))(params)
+    _, static, unravel = flatten(template)
+    return jax.vmap(lambda y: unflatten(y, static, unravel).impulse_response(horizon))(params)
 
 
 def tail_errors(responses, target, k: int) -> np.ndarray:

@@ -6,7 +6,7 @@ written out as the paper's sums instead of by automatic differentiation,
 
 and ∂H_t⁽ʲ⁾/∂Θ_i = 0 for j ≠ i (the Jacobian is block-diagonal across neurons). In gflow's indexing the paper's
 X_s is ``x[s]`` (0-based) and H_s is ``hidden_states(x)[s − 1]``. :func:`sample_loss_gradient` chains them into
-the gradient of a :class:`gflow.SampleLoss`, an independent check of the autodiff gradient (spec 003 P2), and
+the gradient of a :class:`gflow.objectives.SampleLoss`, an independent check of the autodiff gradient (spec 003 P2), and
 :func:`hidden_state_gradient_norms` gives ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ (spec 003 P3, P11(b)).
 """
 
@@ -16,16 +16,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import GflowInputError
-from .._elman_rnn import ElmanRNN
-from .._frozen import unfrozen
-from .._input_sequence import check_sequence
+from .._checks import check_sequence, GflowInputError
+from ..models._elman_rnn import ElmanRNN
+from ..models._frozen import unfrozen
 
 
 def _check_diagonal(model):
     if not isinstance(model, ElmanRNN) or model.structure != "diagonal":
         raise GflowInputError("Proposition 1 is stated for the diagonal-W Elman RNN of seed 003 "
-                              f"(gflow.elman_cayci_eryilmaz), got {type(model).__name__}"
+                              f"(gflow.models.elman_cayci_eryilmaz), got {type(model).__name__}"
                               + (f" with a {model.structure} W" if isinstance(model, ElmanRNN) else ""))
 
 
@@ -60,7 +59,7 @@ def hidden_state_gradient_norms(model: ElmanRNN, x) -> jax.Array:
 
 
 def sample_loss_gradient(model: ElmanRNN, loss) -> tuple[jax.Array, jax.Array]:
-    """∇_W R and ∇_U R of a :class:`gflow.SampleLoss` R = scale·(1/N) Σ_n Σ_t w_t (F_t − Y_t)² (seed 003 eq. (1)
+    """∇_W R and ∇_U R of a :class:`gflow.objectives.SampleLoss` R = scale·(1/N) Σ_n Σ_t w_t (F_t − Y_t)² (seed 003 eq. (1)
     with scale 1 and every step supervised), by the chain rule through Proposition 1:
 
         ∂R/∂Θ_i = scale·(2/N) Σ_n Σ_t w_t (F_t − Y_t) λ c_i ∂H_t⁽ⁱ⁾/∂Θ_i,     F_t = λ Σ_i c_i H_t⁽ⁱ⁾, λ = 1/√m.

@@ -14,17 +14,16 @@ layers), ``inputs`` a batch (N, T[, n_in]) of sequences. Only the trained arrays
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .._checks import GflowInputError
-from .._gradient_flow_term import flatten_model
+from ..models._flatten import flatten, unflatten
 
 
 def _thetas(model0, model):
-    theta0, static, unravel = flatten_model(model0)
-    theta = flatten_model(model)[0]
+    theta0, static, unravel = flatten(model0)
+    theta = flatten(model)[0]
     if theta.shape != theta0.shape:
         raise GflowInputError(f"`model` ({theta.shape[0]} trained parameters) is not `model0` "
                               f"({theta0.shape[0]}) after training")
@@ -47,7 +46,7 @@ def neuron_movement(model0, model):
     """√m · max_i ‖Θ_i − Θ_i(0)‖ with Θ_i the trained parameters of neuron i (``model.neuron_parameters()``:
     seed 003's [W_ii, U_i]; row i of W and A for a full Elman RNN)."""
     if not callable(getattr(model, "neuron_parameters", None)):
-        raise GflowInputError(f"`model` must provide neuron_parameters() (gflow.ElmanRNN), got {type(model).__name__}")
+        raise GflowInputError(f"`model` must provide neuron_parameters() (gflow.models.ElmanRNN), got {type(model).__name__}")
     delta = model.neuron_parameters() - model0.neuron_parameters()
     return jnp.sqrt(model.width) * jnp.max(jnp.linalg.norm(delta, axis=1))
 
@@ -55,7 +54,7 @@ def neuron_movement(model0, model):
 def linearized_outputs(model0, model, inputs):
     """F^Lin(θ) = F(θ0) + ⟨∇_θ F(θ0), θ − θ0⟩ on every sequence and step, shape (N, T[, n_out]) (a JVP at θ0)."""
     theta0, theta, static, unravel = _thetas(model0, model)
-    outputs = lambda th: jax.vmap(eqx.combine(unravel(th), static))(inputs)  # noqa: E731
+    outputs = lambda th: jax.vmap(unflatten(th, static, unravel))(inputs)  # noqa: E731
     f0, df = jax.jvp(outputs, (theta0,), (theta - theta0,))
     return f0 + df
 
@@ -68,7 +67,7 @@ def linearization_error(model0, model, inputs):
 def _states(model, inputs, which: str):
     method = getattr(model, which, None)
     if not callable(method):
-        raise GflowInputError(f"`model` must provide {which}(x) (gflow.ElmanRNN), got {type(model).__name__}")
+        raise GflowInputError(f"`model` must provide {which}(x) (gflow.models.ElmanRNN), got {type(model).__name__}")
     return jax.vmap(method)(inputs)
 
 

@@ -14,8 +14,8 @@ import math
 import jax.numpy as jnp
 
 from .._checks import GflowInputError, positive_float, positive_int
-from .._elman_rnn import ElmanRNN
-from .._frozen import unfrozen
+from ..models._elman_rnn import ElmanRNN
+from ..models._frozen import unfrozen
 
 
 def _powers(z, t: int):
@@ -41,7 +41,7 @@ def memory_argument(model: ElmanRNN):
     """z = α_m σ₁ of an Elman RNN: α_m = max_i |W_ii| = ‖W‖_{∞,∞} for the diagonal recurrence of seed 003 (the
     bound its projected GD keeps), and the spectral norm ‖W‖₂ for a full W (our extension); σ₁ = sup|σ'|."""
     if not isinstance(model, ElmanRNN):
-        raise GflowInputError(f"`model` must be a gflow.ElmanRNN, got {type(model).__name__}")
+        raise GflowInputError(f"`model` must be a gflow.models.ElmanRNN, got {type(model).__name__}")
     W = unfrozen(model.W)
     alpha_m = jnp.max(jnp.abs(W)) if model.structure == "diagonal" else jnp.linalg.norm(W, ord=2)
     return alpha_m * model.sigma.sigma1
@@ -58,7 +58,7 @@ def memory_regime(z: float, *, rtol: float = 1e-12) -> str:
 
 
 def transport_error_bound(teacher, length: int, delta: float = 0.05) -> float:
-    """Hoeffding bound on the Monte-Carlo error of a :class:`gflow.nonlinear_teachers.TransportTeacher` with M
+    """Hoeffding bound on the Monte-Carlo error of a :class:`gflow.objectives.nonlinear_teachers.TransportTeacher` with M
     samples, holding at each t ≤ T with probability ≥ 1 − δ (spec 003 §2.2, the argument of Prop. 3's proof):
 
         2 μ_{0,T}(α σ₁) σ₁ (ν̄_u + σ₀ ν̄_w) √(2 log(2/δ) / M).

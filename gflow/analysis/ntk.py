@@ -8,16 +8,15 @@ to the kernel κ_t as m → ∞. Cost: one Jacobian of N·T·n_out rows by P col
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._gradient_flow_term import flatten_model
+from ..models._flatten import flatten, unflatten
 
 
 def _output_jacobian(theta, static, unravel, inputs):
     """∂F/∂θ on a batch, shape (N, T[, n_out], P)."""
-    return jax.vmap(lambda x: jax.jacrev(lambda th: eqx.combine(unravel(th), static)(x))(theta))(inputs)
+    return jax.vmap(lambda x: jax.jacrev(lambda th: unflatten(th, static, unravel)(x))(theta))(inputs)
 
 
 def empirical_ntk(model, inputs, other=None):
@@ -25,7 +24,7 @@ def empirical_ntk(model, inputs, other=None):
 
     Shape (T, N, N') for scalar outputs, (T, N, N', n_out, n_out) for vector outputs.
     """
-    theta, static, unravel = flatten_model(model)
+    theta, static, unravel = flatten(model)
     J = _output_jacobian(theta, static, unravel, inputs)
     J2 = J if other is None else _output_jacobian(theta, static, unravel, other)
     if J.ndim == 3:

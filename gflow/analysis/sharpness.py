@@ -14,14 +14,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError, one_of, positive_float, positive_int
-from .._gradient_flow_term import flatten_model
+from ..models._flatten import flatten, unflatten
 
 METHODS = ("lanczos", "power")
 
 
 def _hvp_function(loss, model):
-    theta, static, unravel = flatten_model(model)
-    grad = jax.grad(lambda th: loss(eqx.combine(unravel(th), static)))
+    theta, static, unravel = flatten(model)
+    grad = jax.grad(lambda th: loss(unflatten(th, static, unravel)))
     return theta, lambda v: jax.jvp(grad, (theta,), (v,))[1]
 
 
@@ -86,15 +86,15 @@ def sharpness(loss, model, *, iterations: int = 40, method: str = "lanczos", key
     converges slowly when the top two eigenvalues are close. ``key`` seeds the start vector (default
     ``jax.random.key(0)``).
     """
-    theta, _, _ = flatten_model(model)
+    theta, _, _ = flatten(model)
     return float(_along_rows(loss, model, theta[None], *_start(theta.shape[0], iterations, method, key))[0])
 
 
 @eqx.filter_jit
 def _along_rows(loss, template, params, v0, iterations: int, method: str):
-    _, static, unravel = flatten_model(template)
+    _, static, unravel = flatten(template)
     one = _lanczos if method == "lanczos" else _power
-    return jax.vmap(lambda th: one(loss, eqx.combine(unravel(th), static), v0, iterations))(params)
+    return jax.vmap(lambda th: one(loss, unflatten(th, static, unravel), v0, iterations))(params)
 
 
 def sharpness_along(loss, traj, *, iterations: int = 40, method: str = "lanczos", key=None) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import GflowInputError, as_float_array, positive_float
+from .._checks import as_float_array, GflowInputError, positive_float
 
 
 def _epsilon(eps) -> np.ndarray:

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import GflowInputError, as_float_array, is_traced, positive_float, positive_int
+from .._checks import as_float_array, GflowInputError, is_traced, positive_float, positive_int
 
 SYMMETRY_TOLERANCE = 1e-8  # max|A − Aᵀ| ≤ this × max(1, max|A|) counts as symmetric for a "general" model
 

@@ -1,0 +1,96 @@
+"""Projections onto per-neuron constraint sets around the initialization, for projected GD (spec 003 §3).
+
+Seed 003 keeps every neuron i inside a box for its recurrent weight, |W_ii − W_ii(0)| ≤ ρ_w/√m, and an ℓ2
+ball for its input weights, ‖U_i − U_i(0)‖ ≤ ρ_u/√m. Here a projection names the model's array (``"A"``,
+``"B"``, ...) and the radius (pass ρ/√m yourself); the neuron index is one axis of that array. Projections onto
+different arrays compose into the exact projection onto the product set.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._checks import GflowInputError, positive_float
+
+
+def _leaf(model, name: str):
+    value = getattr(model, name, None) if isinstance(name, str) else None
+    if not eqx.is_inexact_array(value):
+        raise GflowInputError(f"`name` must name a floating-point array of the model, got {name!r}")
+    return value
+
+
+def _replace(model, name, value):
+    return eqx.tree_at(lambda m: getattr(m, name), model, value)
+
+
+class BoxProjection(eqx.Module):
+    """Clip every entry of ``model.<name>`` to [center − radius, center + radius]."""
+
+    center: jax.Array
+    radius: jax.Array
+    name: str = eqx.field(static=True)
+
+    def __call__(self, model):
+        delta = jnp.clip(getattr(model, self.name) - self.center, -self.radius, self.radius)
+        return _replace(model, self.name, self.center + delta)
+
+
+class BallProjection(eqx.Module):
+    """Move each neuron's slice of ``model.<name>`` (index ``neuron_axis``) into the ℓ2 ball of ``radius``
+    around its initial value, along the ray to the center."""
+
+    center: jax.Array
+    radius: jax.Array
+    name: str = eqx.field(static=True)
+    neuron_axis: int = eqx.field(static=True)
+
+    def __call__(self, model):
+        delta = getattr(model, self.name) - self.center
+        others = tuple(a for a in range(delta.ndim) if a != self.neuron_axis)
+        norm = jnp.sqrt(jnp.sum(delta * delta, axis=others, keepdims=True))
+        shrink = jnp.where(norm > self.radius, self.radius / jnp.where(norm > 0, norm, 1.0), 1.0)
+        return _replace(model, self.name, self.center + shrink * delta)
+
+
+class ComposedProjection(eqx.Module):
+    """Several projections onto different arrays, applied in turn (the projection onto their product set)."""
+
+    projections: tuple
+
+    def __call__(self, model):
+        for p in self.projections:
+            model = p(model)
+        return model
+
+
+def box_projection(model0, name: str, radius: float) -> BoxProjection:
+    """Per-entry box |θ − θ(0)| ≤ radius on ``model0.<name>`` (seed 003: W_ii, radius ρ_w/√m)."""
+    center = _leaf(model0, name)
+    return BoxProjection(center, jnp.asarray(positive_float("radius", radius), dtype=center.dtype), name)
+
+
+def ball_projection(model0, name: str, radius: float, neuron_axis: int = 0) -> BallProjection:
+    """Per-neuron ℓ2 ball ‖θ_i − θ_i(0)‖ ≤ radius on ``model0.<name>``, neuron i indexing ``neuron_axis``
+    (seed 003: the rows U_i, radius ρ_u/√m; for a LinearRNN, rows of B are axis 0, columns of C axis 1)."""
+    center = _leaf(model0, name)
+    valid = isinstance(neuron_axis, int) and not isinstance(neuron_axis, bool)
+    if not valid or not -center.ndim <= neuron_axis < center.ndim:
+        raise GflowInputError(f"`neuron_axis` must be an axis of {name} (shape {center.shape}), got {neuron_axis!r}")
+    return BallProjection(center, jnp.asarray(positive_float("radius", radius), dtype=center.dtype), name,
+                          neuron_axis % center.ndim)
+
+
+def compose_projections(*projections) -> ComposedProjection:
+    """Apply box/ball projections onto different arrays of the model one after another."""
+    if not projections:
+        raise GflowInputError("`compose_projections` needs at least one projection")
+    names = [getattr(p, "name", None) for p in projections]
+    if not all(isinstance(p, (BoxProjection, BallProjection)) for p in projections):
+        raise GflowInputError("`compose_projections` takes BoxProjection / BallProjection objects")
+    if len(set(names)) != len(names):
+        raise GflowInputError(f"each array may be constrained once (composing two projections of one array is not "
+                              f"the projection onto the intersection), got {names}")
+    return ComposedProjection(tuple(projections))

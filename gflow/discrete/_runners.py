@@ -1,0 +1,298 @@
+"""Discrete training runs (GD, GD with schedules, SGD, Adam, projected GD) from the same losses and initial models
+as :func:`gflow.solve_flow`, returning the same :class:`gflow.Trajectory`.
+
+Time along a discrete run is t_n = Σ_{i<n} η_i: t = η·n for constant-η GD, which is the explicit Euler method
+for the flow dθ/dt = −∇L (seed 000 §3.1, seed 001 §3.2), so GD and the flow share one time axis. For Adam the same
+definition (t = n·lr at constant lr) is only a nominal axis: Adam's steps are not η·∇L.
+
+The steps run inside one compiled ``lax.while_loop`` per chunk (between saved steps, at most 1/50 of the run),
+with η, the data and the model as traced arrays, so sweeps over η reuse the compiled loop; the host only records
+the saved rows, checks for divergence and prints progress between chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError, one_of, positive_float, positive_int
+from ..flow._progress import StepProgress
+from ..flow._solve import _check_model_and_loss, _diagnostic_functions, QUIET_SECONDS
+from ..models._flatten import evaluate_rows, flatten, unflatten
+from ..objectives._empirical_loss import SHUFFLES
+from ..results._trajectory import Trajectory
+from ._schedules import as_schedule, ConstantSchedule
+from ._update_rule import adam, gradient_descent, UpdateRule
+
+CHUNKS = 50  # a run is split into at least this many compiled chunks, so that progress can be reported
+_DIVERGED = {
+    1: "the loss became non-finite",
+    2: "|loss| exceeded diverge_factor × max(|L(θ0)|, 1)",
+    3: "the parameters (or the gradient) became non-finite",
+    4: "max|θ| exceeded diverge_factor × max(max|θ0|, 1)",
+}
+
+
+def log_save_steps(steps: int, n: int) -> np.ndarray:
+    """Exactly min(n, steps + 1) distinct integer steps: 0, then log-spaced from 1 to ``steps`` (nudged apart
+    where rounding would repeat a step), so that runs of different lengths save the same number of rows."""
+    steps, n = positive_int("steps", steps), positive_int("save_at", n, minimum=2)
+    n = min(n, steps + 1)
+    logs = np.geomspace(1, steps, n - 1) if n > 2 else np.array([steps])  # geomspace(1, s, 1) would give [1]
+    s = np.concatenate([[0], np.round(logs).astype(np.int64)])
+    i = np.arange(n)
+    s = np.maximum.accumulate(s - i) + i  # strictly increasing
+    return np.minimum(s, steps - (n - 1 - i))  # and at most `steps`, ending there
+
+
+def _save_steps(save_at, steps: int) -> np.ndarray:
+    if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
+        return log_save_steps(steps, int(save_at))
+    s = np.asarray(save_at).reshape(-1)
+    if s.size == 0 or not np.issubdtype(s.dtype, np.integer):
+        raise GflowInputError("`save_at` must be a number of points or a non-empty array of integer steps")
+    if np.any(np.diff(s) < 0) or s[0] < 0 or s[-1] > steps:
+        raise GflowInputError(f"`save_at` steps must be sorted and lie in [0, steps] = [0, {steps}]")
+    return np.unique(np.append(s, steps)).astype(np.int64)  # the final state is always saved
+
+
+def _chunk_targets(save_steps: np.ndarray, steps: int):
+    """(target step, is_saved) pairs: the saved steps, long gaps cut into pieces of ≤ ⌈steps / CHUNKS⌉ steps."""
+    longest = max(1, -(-steps // CHUNKS))
+    out, previous = [], 0
+    for s in save_steps:
+        for cut in range(previous + longest, s, longest):
+            out.append((cut, False))
+        out.append((int(s), True))
+        previous = int(s)
+    return out
+
+
+class _Carry(eqx.Module):
+    theta: jax.Array
+    rule_state: Any
+    sampler_state: Any
+    step: jax.Array
+    t: jax.Array  # Σ η_i, Kahan-compensated
+    t_compensation: jax.Array
+    code: jax.Array  # 0 running; > 0 the reason for divergence (_DIVERGED)
+
+
+def _flat(model):
+    return flatten(model)[0]
+
+
+@eqx.filter_jit
+def _advance(carry: _Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits):
+    """Take steps until ``carry.step == stop`` or divergence."""
+    _, static, unravel = flatten(model0)
+
+    def to_model(theta):
+        return unflatten(theta, static, unravel)
+
+    def body(c: _Carry) -> _Carry:
+        if batch_size is None:
+            batch, sampler_state = objective, c.sampler_state
+        else:
+            batch, sampler_state = objective.minibatch(c.sampler_state, c.step, batch_size, shuffle)
+        value, grad = jax.value_and_grad(lambda th: batch(to_model(th)))(c.theta)
+        theta, rule_state, lr = rule.update(grad, c.rule_state, c.theta)
+        if projection is not None:
+            theta = _flat(projection(to_model(theta)))
+        code = jnp.where(~jnp.isfinite(value), 1, jnp.where(jnp.abs(value) > limits[0], 2, jnp.where(
+            ~jnp.all(jnp.isfinite(theta)), 3, jnp.where(jnp.max(jnp.abs(theta)) > limits[1], 4, 0))))
+        ok = code == 0
+        y = lr - c.t_compensation
+        t = c.t + y
+        keep = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)  # noqa: E731
+        return _Carry(theta=keep(theta, c.theta), rule_state=keep(rule_state, c.rule_state),
+                      sampler_state=sampler_state, step=c.step + ok.astype(c.step.dtype), t=keep(t, c.t),
+                      t_compensation=keep((t - c.t) - y, c.t_compensation), code=code)
+
+    return jax.lax.while_loop(lambda c: (c.step < stop) & (c.code == 0), body, carry)
+
+
+@eqx.filter_jit
+def _schedule_values(schedule, steps):
+    return jax.vmap(schedule)(steps)
+
+
+@eqx.filter_jit
+def _losses(loss, model0, params):
+    _, static, unravel = flatten(model0)
+    return jax.lax.map(lambda th: loss(unflatten(th, static, unravel)), params)
+
+
+def _check_key(key):
+    if not isinstance(key, jax.Array):
+        raise GflowInputError(f"`key` must be a jax.random.key(seed) for minibatch sampling, got {key!r}")
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    if key.dtype == jnp.uint32 and key.shape == (2,):
+        return jax.random.wrap_key_data(key)
+    raise GflowInputError(f"`key` must be a jax.random.key(seed), got an array of {key.dtype} {key.shape}")
+
+
+def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size: int | None = None, key=None,
+                 shuffle: str = "epoch", projection=None, save_at=200, diagnostics=None,
+                 diverge_factor: float = 1e6, progress: bool | str = "auto", method: str | None = None,
+                 config: Mapping[str, Any] | None = None) -> Trajectory:
+    """Train ``model0`` for ``steps`` steps of ``rule`` (:func:`gflow.discrete.gradient_descent`, :func:`gflow.discrete.adam`).
+
+    - ``objective``: a loss module ``loss(model) -> scalar`` (full batch), or, with ``batch_size``, an
+      :class:`gflow.objectives.EmpiricalLoss` (minibatches of its N sequences, ``shuffle`` ``"epoch"`` or
+      ``"with_replacement"``) or :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step); ``key``
+      (``jax.random.key``) then seeds the sampling. The saved losses are the full objective's
+      (``objective.full_loss``: the whole dataset, or the population loss for fresh sequences).
+    - ``projection``: a function model → model applied after every step (projected GD, :func:`box_projection`).
+    - ``save_at``: number of log-spaced saved steps (default 200; step 0 and the last step included) or an
+      array of integer steps; the final state is always saved.
+    - ``diverge_factor``: stop with status ``"diverged"`` (and a message naming the step) once the loss is
+      non-finite or |L| > diverge_factor × max(|L(θ0)|, 1), or θ is non-finite or max|θ| > diverge_factor ×
+      max(max|θ0|, 1); the state before the offending step is kept, never a NaN.
+    - ``progress``: ``"auto"`` prints step lines once the run has taken 5 s, ``True`` from the start.
+
+    The trajectory's ``ts`` are t_n = Σ_{i<n} η_i, ``diagnostics`` include ``"step"`` and ``"learning_rate"``
+    (η at each saved step), ``stats`` the steps taken, gradient evaluations and wall time.
+    """
+    steps = positive_int("steps", steps)
+    if not isinstance(rule, UpdateRule):
+        raise GflowInputError(f"`rule` must be a gflow.discrete.UpdateRule (gflow.discrete.gradient_descent, gflow.discrete.adam), "
+                              f"got {type(rule).__name__}")
+    shuffle = one_of("shuffle", shuffle, SHUFFLES)
+    if batch_size is None:
+        if not callable(objective):
+            raise GflowInputError(f"{type(objective).__name__} has no full-batch loss: give `batch_size` (and `key`)")
+        sampler_state = None
+    else:
+        if not callable(getattr(objective, "minibatch", None)):
+            raise GflowInputError(f"`batch_size` needs an objective with minibatches (gflow.objectives.EmpiricalLoss or "
+                                  f"gflow.objectives.FreshGaussianSequences), got {type(objective).__name__}")
+        if key is None:
+            raise GflowInputError("`key` (a jax.random.key) is required to sample minibatches")
+        sampler_state = objective.minibatch_init(_check_key(key), batch_size, shuffle)
+    if projection is not None and not callable(projection):
+        raise GflowInputError(f"`projection` must be a function model → model, got {type(projection).__name__}")
+    full_loss = getattr(objective, "full_loss", objective)
+    theta0, loss0 = _check_model_and_loss(full_loss, model0)
+    if projection is not None:
+        projected = _flat(projection(model0))
+        if projected.shape != theta0.shape:
+            raise GflowInputError("`projection` must return a model of the same structure as model0")
+    diverge_factor = positive_float("diverge_factor", diverge_factor)
+    limits = jnp.asarray([diverge_factor * max(abs(loss0), 1.0),
+                          diverge_factor * max(float(jnp.max(jnp.abs(theta0))) if theta0.size else 1.0, 1.0)])
+    functions = _diagnostic_functions(diagnostics)
+    save_steps = _save_steps(save_at, steps)
+    method = method or (rule.name if batch_size is None else f"s{rule.name}" if rule.name == "gd" else rule.name)
+    if projection is not None and method == "gd":
+        method = "projected_gd"
+
+    zero = jnp.asarray(0.0)
+    carry = _Carry(theta=theta0, rule_state=rule.init(theta0), sampler_state=sampler_state,
+                   step=jnp.asarray(0, dtype=jnp.int64), t=zero, t_compensation=zero, code=jnp.asarray(0))
+    quiet = QUIET_SECONDS if progress == "auto" else 0.0
+    meter = StepProgress(method, steps, quiet) if progress else None
+    rows, row_steps, row_ts = [], [], []
+    start = time.perf_counter()
+    for target, saved in _chunk_targets(save_steps, steps):
+        if target > 0:
+            carry = _advance(carry, jnp.asarray(target, dtype=jnp.int64), objective, model0, rule, projection,
+                             batch_size, shuffle, limits)
+        reached, code = int(carry.step), int(carry.code)
+        if saved or code:
+            rows.append(np.asarray(carry.theta))
+            row_steps.append(reached)
+            row_ts.append(float(carry.t))
+        if meter is not None:
+            meter.update(reached, float(carry.t))
+        if code:
+            break
+    wall = time.perf_counter() - start
+    if meter is not None:
+        meter.update(int(carry.step), float(carry.t), final=True)
+
+    params = np.stack(rows)
+    step_arr = np.asarray(row_steps, dtype=np.int64)
+    if isinstance(rule.schedule, ConstantSchedule):
+        ts = float(rule.schedule.value) * step_arr.astype(np.float64)  # t = η·n exactly
+    else:
+        ts = np.asarray(row_ts)
+    if len(step_arr) >= 2 and step_arr[-1] == step_arr[-2]:  # a diverged run re-saved its last saved state
+        params, step_arr, ts = params[:-1], step_arr[:-1], ts[:-1]
+    losses = np.asarray(_losses(full_loss, model0, jnp.asarray(params)))
+    diag = {"step": step_arr, "learning_rate": np.asarray(_schedule_values(rule.schedule, jnp.asarray(step_arr)))}
+    if functions:
+        values = evaluate_rows(functions, model0, jnp.asarray(params))
+        diag.update({k: np.asarray(v) for k, v in values.items()})
+    _, static, unravel = flatten(model0)
+    final = unflatten(jnp.asarray(params[-1]), static, unravel)
+
+    taken = int(carry.step)
+    if code:
+        status = "diverged"
+        message = (f"{method} diverged at step {taken} (t = {float(carry.t):.4g}): {_DIVERGED[code]}; the "
+                   f"trajectory ends with the last finite state")
+    else:
+        status, message = "completed", ""
+    n_data = getattr(objective, "n", None)
+    stats = {"steps": taken, "gradient_evaluations": taken + (1 if code else 0), "loss_evaluations": len(ts),
+             "wall_time_s": wall}
+    if batch_size is not None and n_data is not None:
+        stats["epochs"] = taken * batch_size / n_data
+    _, schedule_description = as_schedule(rule.schedule, steps)
+    run_config = {
+        "method": method, "rule": rule.name, "steps": steps, **schedule_description,
+        "time_axis": "t_n = sum of the step sizes eta_i over i < n" + (" (nominal for Adam)" if rule.name == "adam"
+                                                                          else ""),
+        "batch_size": batch_size, "shuffle": shuffle if batch_size is not None else None,
+        "key": None if key is None else np.asarray(jax.random.key_data(_check_key(key))).tolist(),
+        "projection": None if projection is None else type(projection).__name__,
+        "diverge_factor": diverge_factor, "loss": type(objective).__name__,
+        "convention": getattr(full_loss, "convention", "unknown"),
+        "k": getattr(full_loss, "training_length", getattr(full_loss, "length", None)),
+        "model": type(model0).__name__, "structure": getattr(model0, "structure", None),
+        "parameterization": getattr(model0, "parameterization", None), "n_params": int(np.size(theta0)),
+    }
+    run_config.update(dict(rule.hyperparameters))
+    run_config.update(config or {})
+    return Trajectory(ts=ts, loss=losses, diagnostics=diag, params=params, final=final, stats=stats, status=status,
+                      message=message, config=run_config)
+
+
+def run_gd(objective, model0, *, lr, steps: int, **kwargs) -> Trajectory:
+    """Full-batch gradient descent θ ← θ − η_n ∇L(θ): ``lr`` a number (t = η·n) or a schedule
+    (:func:`gflow.discrete.multistep_schedule`, any optax schedule; t = Σ η_i). Options as :func:`run_discrete`."""
+    return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
+                        **kwargs)
+
+
+def run_sgd(objective, model0, *, lr, steps: int, batch_size: int, key, **kwargs) -> Trajectory:
+    """Minibatch SGD on an :class:`gflow.objectives.EmpiricalLoss` (finite dataset) or
+    :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step), sampled from ``key``. Options as
+    :func:`run_discrete`."""
+    return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
+                        batch_size=batch_size, key=key, **kwargs)
+
+
+def run_adam(objective, model0, *, lr=1e-3, steps: int = 15_000, b1: float = 0.9, b2: float = 0.999,
+             eps: float = 1e-8, **kwargs) -> Trajectory:
+    """Adam with the papers' defaults (seed 000 App. C.1: lr 1e-3, 15 000 steps); full batch, or minibatches
+    with ``batch_size`` and ``key``. Its time axis t = Σ lr_i is nominal. Options as :func:`run_discrete`."""
+    rule = adam(lr, b1, b2, eps, positive_int("steps", steps))
+    return run_discrete(objective, model0, rule=rule, steps=steps, **kwargs)
+
+
+def run_projected_gd(objective, model0, *, lr, steps: int, projection, **kwargs) -> Trajectory:
+    """Projected GD θ ← P(θ − η ∇L(θ)) (seed 003 §3(b)), ``projection`` from :func:`gflow.discrete.box_projection`,
+    :func:`gflow.discrete.ball_projection` or :func:`gflow.discrete.compose_projections`. Options as
+    :func:`run_discrete`."""
+    if projection is None:
+        raise GflowInputError("`projection` is required for projected GD")
+    return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
+                        projection=projection, **kwargs)

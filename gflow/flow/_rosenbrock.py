@@ -1,0 +1,245 @@
+"""A linearly implicit (Rosenbrock-W) solver for gradient flows of sums of squares.
+
+For L(θ) = ‖r(θ)‖² the Jacobian of the flow f = −∇L is −2(JᵀJ + Σ_j r_j ∇²r_j), J = ∂r/∂θ (m × n). Its stiff
+part −2JᵀJ has rank ≤ m (the number of residuals: k for a SISO linear RNN), so each stage's linear system
+
+    (I + 2hγ JᵀJ) u = rhs
+
+is solved exactly through an m × m Cholesky factorization (Woodbury identity), or matrix-free by conjugate
+gradients with Jacobian-vector products when m is large. A dense n × n Jacobian is never formed.
+
+Dropping Σ r_j ∇²r_j makes the Jacobian approximate, so the method must keep its order with any Jacobian:
+a W-method. We use ROS34PW2 (Rang & Angermann, BIT 45 (2005) 761–787): 4 stages, order 3 as a W-method,
+embedded order 2 for error control, L-stable, stiffly accurate. Stages are written in the transformed
+variables of Hairer & Wanner (Solving ODEs II, §IV.7, eq. 7.25) so no Jacobian product is needed per stage.
+The last stage's derivative is reused as the next step's first (FSAL), and dense output is the cubic
+Hermite interpolant, consistent with order 3.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import diffrax
+import equinox as eqx
+import equinox.internal as eqxi
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import lineax as lx
+import numpy as np
+
+from .._checks import GflowInputError, one_of
+from ..objectives._residual_jacobian import DenseResidualJacobian
+
+
+@dataclasses.dataclass(frozen=True)
+class RosenbrockTableau:
+    """A Rosenbrock(-W) method in the classical form (Hairer & Wanner IV.7.4):
+
+    (I − hγJ) k_i = h f(y + Σ_j α_ij k_j) + hJ Σ_j γ_ij k_j,   y₁ = y + Σ b_i k_i,  ŷ₁ = y + Σ b̂_i k_i.
+
+    Numbers as data (tuples, so the tableau is hashable and static under jit).
+    """
+
+    gamma: float
+    alpha: tuple  # strictly lower-triangular α_ij
+    gammas: tuple  # strictly lower-triangular γ_ij
+    b: tuple
+    b_hat: tuple
+    order: int
+    name: str
+
+    def transformed(self):
+        """(a, c, m, m̂) of the transformed form: u = Γk, Γ = γI + (γ_ij)."""
+        b, b_hat = np.asarray(self.b), np.asarray(self.b_hat)
+        Gamma = np.asarray(self.gammas) + self.gamma * np.eye(len(b))
+        Ginv = np.linalg.inv(Gamma)
+        a = np.asarray(self.alpha) @ Ginv
+        c = np.diag(1.0 / np.diag(Gamma)) - Ginv
+        return a, c, b @ Ginv, b_hat @ Ginv
+
+
+ROS34PW2 = RosenbrockTableau(
+    gamma=4.3586652150845900e-01,
+    alpha=((0.0, 0.0, 0.0, 0.0),
+           (8.7173304301691801e-01, 0.0, 0.0, 0.0),
+           (8.4457060015369423e-01, -1.1299064236484185e-01, 0.0, 0.0),
+           (0.0, 0.0, 1.0, 0.0)),
+    gammas=((0.0, 0.0, 0.0, 0.0),
+            (-8.7173304301691801e-01, 0.0, 0.0, 0.0),
+            (-9.0338057013044082e-01, 5.4180672388095326e-02, 0.0, 0.0),
+            (2.4212380706095346e-01, -1.2232505839045147e+00, 5.4526025533510214e-01, 0.0)),
+    b=(2.4212380706095346e-01, -1.2232505839045147e+00, 1.5452602553351020e+00, 4.3586652150845900e-01),
+    b_hat=(3.7810903145819369e-01, -9.6042292212423178e-02, 0.5, 2.1793326075422950e-01),
+    order=3,
+    name="ROS34PW2",
+)
+
+
+def _flow_term(terms):
+    """The gradient-flow term inside diffrax's wrappers, which must expose residuals r(θ) with L = ‖r‖²."""
+    while not hasattr(terms, "residuals") and isinstance(getattr(terms, "term", None), diffrax.AbstractTerm):
+        terms = terms.term  # diffeqsolve wraps terms (diffrax.WrapTerm) for the direction of integration
+    if not callable(getattr(terms, "residuals", None)):
+        raise TypeError(
+            "GaussNewtonRosenbrock needs a gradient-flow term that exposes residuals r(θ) with L = ‖r‖² "
+            "(gflow.flow.GradientFlowTerm, as built by gflow.solve_flow). For a general ODE use a stock diffrax "
+            "solver such as diffrax.Kvaerno5."
+        )
+    return terms
+
+
+class _WoodburySolve(eqx.Module):
+    """x = (I + c JᵀJ)⁻¹ b = b − c Jᵀ (I_m + c JJᵀ)⁻¹ J b, with an m × m Cholesky factor; J is an operator
+    with ``mv`` and ``rmv`` (gflow/_residual_jacobian.py), structured or a dense matrix."""
+
+    jac: eqx.Module
+    chol: jax.Array
+    c: jax.Array
+
+    @classmethod
+    def build(cls, jac, gram, c):
+        chol = jnp.linalg.cholesky(jnp.eye(gram.shape[0], dtype=gram.dtype) + c * gram)
+        return cls(jac, chol, c)
+
+    def __call__(self, b):
+        z = jsl.cho_solve((self.chol, True), self.jac.mv(b))
+        return b - self.c * self.jac.rmv(z)
+
+
+def _conjugate_gradient_solve(residuals, y, c, rtol: float, max_steps: int):
+    """b ↦ (I + c JᵀJ)⁻¹ b by conjugate gradients; J is linearized once at y and applied through JVPs and
+    their transposes only, never materialized."""
+    _, jvp = jax.linearize(residuals, y)
+    vjp = jax.linear_transpose(jvp, y)
+    op = lx.FunctionLinearOperator(lambda v: v + c * vjp(jvp(v))[0], jax.ShapeDtypeStruct(y.shape, y.dtype),
+                                   tags=lx.positive_semidefinite_tag)
+    cg = lx.CG(rtol=rtol, atol=rtol * 1e-3, max_steps=max_steps)
+    return lambda b: lx.linear_solve(op, b, cg, throw=False).value
+
+
+class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
+    """ROS34PW2 Rosenbrock-W method with the Gauss–Newton Jacobian −2JᵀJ of L = ‖r‖² (see module docstring).
+
+    - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
+      ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals`` and J is either
+      matrix-free (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n;
+      default 2²⁴, 134 MB), conjugate gradients otherwise (large nonlinear models on many samples).
+    - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
+      ``residual_jacobian_operator``, else materialized in closed form or by reverse passes) is recomputed every
+      this many steps and reused in between. A W-method keeps its order with a lagged Jacobian. ``"auto"``
+      (default): every step when J is matrix-free (on R1 lagging cost more in rejected steps than it saved),
+      every 4 steps when a materialized J has more than ``lag_min_entries`` entries (2²², where building J and
+      its Gram matrix costs more than the step's gradients; an m = 64 analog of R5 took 171 steps lagged, 172
+      not). Under
+      ``vmap`` the Jacobian is refreshed for every member when any member needs it.
+    - Per step: 4 gradient evaluations (one reused from the previous step) and 4 linear solves.
+    """
+
+    linear_solver: str = eqx.field(static=True, default="auto")
+    woodbury_max_residuals: int = eqx.field(static=True, default=4096)
+    woodbury_max_entries: int = eqx.field(static=True, default=2**27)
+    cg_rtol: float = eqx.field(static=True, default=1e-12)
+    cg_max_steps: int = eqx.field(static=True, default=500)
+    jacobian_every: int | str = eqx.field(static=True, default="auto")
+    lag_min_entries: int = eqx.field(static=True, default=2**22)
+    tableau: RosenbrockTableau = eqx.field(static=True, default=ROS34PW2)
+
+    term_structure: ClassVar = diffrax.AbstractTerm
+    interpolation_cls: ClassVar = diffrax.ThirdOrderHermitePolynomialInterpolation
+
+    # For gflow's statistics: new gradient evaluations and linear solves per attempted step.
+    evaluations_per_step: ClassVar[int] = 4
+    linear_solves_per_step: ClassVar[int] = 4
+
+    def __check_init__(self):
+        one_of("linear_solver", self.linear_solver, ("auto", "woodbury", "cg"))
+        if self.jacobian_every != "auto" and not (isinstance(self.jacobian_every, int) and self.jacobian_every >= 1):
+            raise GflowInputError(f"`jacobian_every` must be 'auto' or an integer >= 1, got {self.jacobian_every!r}")
+
+    def order(self, terms):
+        return self.tableau.order
+
+    def error_order(self, terms):
+        return self.tableau.order
+
+    @staticmethod
+    def _matrix_free(flow, y0) -> bool:
+        operator = getattr(flow, "residual_jacobian_operator", None)
+        return operator is not None and not isinstance(jax.eval_shape(operator, y0), DenseResidualJacobian)
+
+    def _uses_woodbury(self, flow, y0) -> bool:
+        if self.linear_solver != "auto":
+            return self.linear_solver == "woodbury"
+        m = jax.eval_shape(flow.residuals, y0).shape[0]
+        if m > self.woodbury_max_residuals:
+            return False
+        return self._matrix_free(flow, y0) or m * y0.size <= self.woodbury_max_entries
+
+    def _refresh_every(self, flow, y0) -> int:
+        if self.jacobian_every != "auto":
+            return self.jacobian_every
+        if self._matrix_free(flow, y0):
+            return 1
+        m = jax.eval_shape(flow.residuals, y0).shape[0]
+        return 4 if m * y0.size > self.lag_min_entries else 1
+
+    @staticmethod
+    def _jacobian(flow, y):
+        """The residual Jacobian as an operator (matrix-free when the loss has a structured form, else
+        materialized: closed form or m reverse passes) and its Gram matrix J Jᵀ."""
+        operator = getattr(flow, "residual_jacobian_operator", None)
+        if operator is not None:
+            jac = operator(y)
+        else:
+            jac = DenseResidualJacobian((getattr(flow, "residual_jacobian", None) or jax.jacrev(flow.residuals))(y))
+        return jac, jac.gram()
+
+    def init(self, terms, t0, t1, y0, args):
+        flow = _flow_term(terms)
+        f0 = terms.vf(t0, y0, args)
+        if not self._uses_woodbury(flow, y0):
+            return f0, None, None, jnp.array(0)
+        jac, gram = self._jacobian(flow, y0)
+        return f0, jac, gram, jnp.array(0)
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        flow = _flow_term(terms)
+        f_prev, jac, gram, age = solver_state
+        # Unbatched predicate: under vmap a batched cond would become a select and cost a gradient every step.
+        jumped = eqxi.nonbatchable(eqxi.unvmap_any(made_jump))
+        f0 = jax.lax.cond(jumped, lambda: terms.vf(t0, y0, args), lambda: f_prev)
+        h = t1 - t0
+        gamma = self.tableau.gamma
+        a, cmat, m_sol, m_err = self.tableau.transformed()
+        if self._uses_woodbury(flow, y0):
+            refresh = eqxi.nonbatchable(eqxi.unvmap_any(age >= self._refresh_every(flow, y0))) | jumped
+            jac, gram = jax.lax.cond(refresh, lambda: self._jacobian(flow, y0), lambda: (jac, gram))
+            age = jnp.where(refresh, 1, age + 1)
+            solve = _WoodburySolve.build(jac, gram, 2.0 * h * gamma)
+        else:
+            solve = _conjugate_gradient_solve(flow.residuals, y0, 2.0 * h * gamma, self.cg_rtol, self.cg_max_steps)
+
+        stages = []
+        for i in range(len(m_sol)):
+            if i == 0:
+                fi = f0
+            else:
+                yi = y0 + sum(a[i, j] * stages[j] for j in range(i) if a[i, j] != 0.0)
+                fi = terms.vf(t0 + float(a[i].sum()) * h, yi, args)
+            rhs = h * gamma * fi
+            coupling = [cmat[i, j] * stages[j] for j in range(i) if cmat[i, j] != 0.0]
+            if coupling:
+                rhs = rhs + gamma * sum(coupling)
+            stages.append(solve(rhs))
+
+        y1 = y0 + sum(m_sol[i] * u for i, u in enumerate(stages))
+        y_error = sum((m_sol[i] - m_err[i]) * u for i, u in enumerate(stages))
+        f1 = terms.vf(t1, y1, args)
+        dense_info = dict(y0=y0, y1=y1, k0=h * f0, k1=h * f1)
+        return y1, y_error, dense_info, (f1, jac, gram, age), diffrax.RESULTS.successful
+
+    def func(self, terms, t0, y0, args):
+        return terms.vf(t0, y0, args)

@@ -1,0 +1,493 @@
+"""Gradient flow dθ/dt = −∇L(θ), integrated by diffrax with adaptive, error-controlled steps (float64).
+
+One entry point, :func:`solve_flow`; the solver, the tolerances, the saving grid, the stopping rules and the
+diagnostics are its orthogonal arguments (in diffrax's style).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import PartitionSpec
+
+from .._checks import GflowInputError, positive_float, positive_int
+from ..batching import (
+    BATCH_AXIS,
+    batch_length,
+    bucket_size,
+    is_stacked,
+    local_devices,
+    mesh_over,
+    pad_to,
+    place,
+    repeat,
+    stack,
+    take,
+)
+from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH
+from ..results._flow_batch import build as build_batch
+from ..results._flow_batch import FlowBatch
+from ..results._trajectory import Trajectory
+from ._progress import LogTimeProgressMeter
+from ._rosenbrock import GaussNewtonRosenbrock
+from ._term import GradientFlowTerm
+
+# Stock diffrax solvers, selectable by name.
+STOCK_SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
+    "tsit5": diffrax.Tsit5,
+    "dopri5": diffrax.Dopri5,
+    "dopri8": diffrax.Dopri8,
+    "bosh3": diffrax.Bosh3,
+    "kvaerno3": diffrax.Kvaerno3,
+    "kvaerno4": diffrax.Kvaerno4,
+    "kvaerno5": diffrax.Kvaerno5,
+}
+# New gradient evaluations per attempted step of the explicit FSAL methods (estimate for stats).
+_EVALS_PER_STEP = {diffrax.Tsit5: 6, diffrax.Dopri5: 6, diffrax.Dopri8: 12, diffrax.Bosh3: 3}
+
+SOLVER_REGISTRY: dict[str, Callable[[], diffrax.AbstractSolver]] = {
+    **STOCK_SOLVERS,
+    "rosenbrock": GaussNewtonRosenbrock,
+    "rosenbrock-cg": lambda: GaussNewtonRosenbrock(linear_solver="cg"),
+}
+_default = {"name": "rosenbrock"}  # what solver="auto" resolves to; register_solver(..., default=True) changes it
+
+
+def default_solver() -> str:
+    """The name ``solver="auto"`` resolves to (``"rosenbrock"``, :class:`GaussNewtonRosenbrock`, unless a
+    registered solver was made the default)."""
+    return _default["name"]
+
+
+def register_solver(name: str, factory: Callable[[], diffrax.AbstractSolver], *, default: bool = False):
+    """Make a solver selectable by name in :func:`solve_flow` (and the default when ``default=True``)."""
+    SOLVER_REGISTRY[name] = factory
+    if default:
+        _default["name"] = name
+
+
+def make_solver(solver) -> tuple[diffrax.AbstractSolver, str]:
+    if isinstance(solver, diffrax.AbstractSolver):
+        return solver, type(solver).__name__
+    if solver in (None, "auto"):
+        solver = default_solver()
+    if not isinstance(solver, str) or solver.lower() not in SOLVER_REGISTRY:
+        raise GflowInputError(f"`solver` must be a diffrax solver or one of {sorted(SOLVER_REGISTRY)} or 'auto', "
+                              f"got {solver!r}")
+    return SOLVER_REGISTRY[solver.lower()](), solver.lower()
+
+
+def log_save_times(t0: float, t1: float, n: int, first: float | None = None) -> np.ndarray:
+    """t0 followed by n − 1 log-spaced times from t0 + first to t1 (default first = 1e-6·(t1 − t0))."""
+    n = positive_int("save_at", n, minimum=2)
+    span = t1 - t0
+    first = span * 1e-6 if first is None else first
+    ts = np.concatenate([[t0], t0 + np.geomspace(first, span, n - 1)])
+    ts[-1] = t1  # t0 + span can round above t1
+    return np.minimum(ts, t1)
+
+
+def _save_times(save_at, t0, t1):
+    if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
+        return log_save_times(t0, t1, int(save_at))
+    ts = np.asarray(save_at, dtype=np.float64).reshape(-1)
+    if ts.size == 0 or not np.all(np.isfinite(ts)):
+        raise GflowInputError("`save_at` must be a number of points or a non-empty array of finite times")
+    if np.any(np.diff(ts) < 0) or ts[0] < t0 or ts[-1] > t1:
+        raise GflowInputError(f"`save_at` times must be sorted and lie in [t0, t1] = [{t0}, {t1}]")
+    return ts
+
+
+def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
+    if diagnostics is None:
+        return {}
+    if isinstance(diagnostics, Mapping):
+        items = dict(diagnostics)
+    elif callable(diagnostics):
+        items = {diagnostics.__name__: diagnostics}
+    elif isinstance(diagnostics, Sequence) and not isinstance(diagnostics, str):
+        items = {getattr(f, "__name__", f"diagnostic_{i}"): f for i, f in enumerate(diagnostics)}
+    else:
+        raise GflowInputError("`diagnostics` must be a mapping name → function(model), or a list of functions")
+    for name, f in items.items():
+        if not callable(f):
+            raise GflowInputError(f"diagnostic {name!r} is not callable: {f!r}")
+    return items
+
+
+def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter, watch_loss):
+    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` static."""
+    theta0, static, unravel = flatten(model0)
+    term = GradientFlowTerm(loss, static, unravel)
+    diverge_loss, diverge_norm = diverge[0], diverge[1]
+
+    def stop_or_diverge(t, y, args, **kwargs):
+        # Parameters that are non-finite or have grown by diverge_factor: no loss evaluation needed.
+        stop = jnp.logical_not(jnp.all(jnp.isfinite(y))) | (jnp.max(jnp.abs(y)) > diverge_norm)
+        if watch_loss:  # a loss threshold was asked for: one loss evaluation per step serves both rules
+            value = term.loss_value(y)
+            stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
+        return stop
+
+    sol = diffrax.diffeqsolve(
+        term, solver, t0, t1, None, theta0,
+        # A step size collapsing to dtmin (e.g. every trial step lands on NaN) ends the run as a failure
+        # instead of grinding on to max_steps.
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
+        saveat=diffrax.SaveAt(ts=ts, t1=True),
+        event=diffrax.Event(cond_fn=stop_or_diverge),
+        max_steps=max_steps, throw=False, progress_meter=meter,
+        # No one differentiates through the solve: a plain while loop, without the checkpointing that
+        # reverse-mode needs, halves the per-step overhead of a stiff solver whose state holds a Jacobian.
+        adjoint=diffrax.ForwardMode(),
+    )
+    # a few saved states at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold
+    # all their hidden states at once (R5: 26 GB)
+    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), sol.ys,
+                         batch_size=ROWS_PER_BATCH)
+    return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
+        (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
+        sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
+        sol.stats["num_rejected_steps"]
+
+
+@contextlib.contextmanager
+def _errors_as_nan():
+    """Trace with equinox's runtime checks (``eqx.error_if`` inside diffrax) turning values into NaN instead of
+    raising through a host callback: JAX's persistent compilation cache refuses programs with host callbacks,
+    and the checks guard inputs that gflow validates before the solve (a NaN that still appears is reported as
+    status "diverged"). Changes only what is traced inside the block; without equinox's private switch, no-op."""
+    errors = getattr(eqx, "_errors", None)
+    if errors is None or not hasattr(errors, "EQX_ON_ERROR"):
+        yield
+        return
+    before, errors.EQX_ON_ERROR = errors.EQX_ON_ERROR, "nan" if errors.EQX_ON_ERROR == "raise" else errors.EQX_ON_ERROR
+    try:
+        yield
+    finally:
+        errors.EQX_ON_ERROR = before
+
+
+def _cacheable(jitted):
+    """``jitted`` traced under :func:`_errors_as_nan`."""
+
+    def call(*args):
+        with _errors_as_nan():
+            return jitted(*args)
+
+    return call
+
+
+_integrate = _cacheable(eqx.filter_jit(_integrate_one))
+_DTMIN_RELATIVE = 1e-14
+
+
+def _integrate_batch_impl(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
+                          watch_loss, mesh):
+    """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
+    lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
+
+    def local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss):
+        def one(loss, model0, diverge, atol):
+            return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps,
+                                  meter, watch_loss)
+
+        return eqx.filter_vmap(one)(losses, models0, diverge, atol)
+
+    if mesh is None:
+        return local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss)
+    batched, static = eqx.partition((losses, models0, diverge, atol), eqx.is_array)
+    shared = (t0, t1, ts, rtol, stop_loss)
+    rows, every = PartitionSpec(BATCH_AXIS), PartitionSpec()
+    return jax.shard_map(lambda b, c: local(*eqx.combine(b, static), *c), mesh=mesh,
+                         in_specs=(jax.tree_util.tree_map(lambda _: rows, batched), (every,) * len(shared)),
+                         out_specs=rows, check_vma=False)(batched, shared)
+
+
+_integrate_batch_jit = eqx.filter_jit(_integrate_batch_impl)
+_integrate_batch = _cacheable(_integrate_batch_jit)
+
+
+@eqx.filter_jit
+def _initial_values(losses, models0):
+    """(θ0, L(θ0)) of every flow of a stacked batch, in one compiled call."""
+
+    def one(loss, model):
+        theta, _, _ = flatten(model)
+        return theta, loss(model)
+
+    return eqx.filter_vmap(one)(losses, models0)
+
+
+def flat_parameters(models0) -> np.ndarray:
+    """θ0 (B, n) of every model of a stacked batch."""
+    return np.asarray(_flat_parameters(models0))
+
+
+@eqx.filter_jit
+def _flat_parameters(models0):
+    return eqx.filter_vmap(lambda m: flatten(m)[0])(models0)
+
+
+def default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
+    """The default atol of every row of ``thetas`` (B, n): rtol × (RMS of the initial parameters, capped at 1),
+    relative accuracy even from tiny initializations."""
+    rms = np.sqrt(np.mean(thetas ** 2, axis=1)) if thetas.shape[1] else np.ones(thetas.shape[0])
+    return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
+
+
+class _Setup(eqx.Module):
+    """Validated arguments shared by solve_flow and solve_flows."""
+
+    t0: float
+    t1: float
+    ts: np.ndarray
+    rtol: float
+    atol: float | None
+    stop_loss: float | None
+    diverge_factor: float
+    max_steps: int
+    functions: dict
+    solver: Any
+    solver_name: str
+    progress: bool | str
+
+    @property
+    def evaluations_per_step(self):
+        return getattr(self.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(self.solver))
+
+    @property
+    def linear_solves_per_step(self):
+        return getattr(self.solver, "linear_solves_per_step", None)
+
+
+@eqx.filter_jit
+def _loss_value(loss, model):
+    """L(model), compiled once per loss and model structure (eager evaluation recompiles scans every call)."""
+    return loss(model)
+
+
+def _check_callable_loss(loss, name="loss"):
+    if not callable(loss):
+        raise GflowInputError(f"`{name}` must be callable on a model, got {type(loss).__name__}")
+
+
+def _check_model_and_loss(loss, model0, name="model0"):
+    _check_callable_loss(loss)
+    if not isinstance(model0, eqx.Module):
+        raise GflowInputError(f"`{name}` must be an equinox module (e.g. gflow.LinearRNN), got {type(model0).__name__}")
+    theta0, _, _ = flatten(model0)
+    if not bool(jnp.all(jnp.isfinite(theta0))):
+        raise GflowInputError(f"`{name}` has non-finite parameters")
+    loss0 = float(_loss_value(loss, model0))
+    if not np.isfinite(loss0):
+        raise GflowInputError(f"the loss at `{name}` is not finite ({loss0})")
+    return theta0, loss0
+
+
+def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress):
+    t0 = float(t0)
+    t1 = positive_float("t1", t1)
+    if not np.isfinite(t0) or t1 <= t0:
+        raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
+    rtol = positive_float("rtol", rtol)
+    atol = None if atol is None else positive_float("atol", atol)
+    solver_obj, solver_name = make_solver(solver)
+    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol,
+                  stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
+                  diverge_factor=positive_float("diverge_factor", diverge_factor),
+                  max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
+                  solver=solver_obj, solver_name=solver_name,
+                  progress=progress if progress == "auto" else bool(progress))
+
+
+def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
+    """(B, 2): the (loss, parameter) levels beyond which a run is stopped as diverged, diverge_factor ×
+    max(|L0|, 1) and diverge_factor × max(max|θ0|, 1)."""
+    scale = np.maximum(np.max(np.abs(thetas), axis=1, initial=0.0), 1.0)
+    return setup.diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0), scale], axis=1)
+
+
+def _atols(setup, thetas: np.ndarray) -> np.ndarray:
+    return np.full(thetas.shape[0], setup.atol) if setup.atol is not None else default_atols(setup.rtol, thetas)
+
+
+def _f64(x):
+    return jnp.asarray(x, dtype=jnp.float64)  # traced, so a new value does not recompile
+
+
+def _shared_args(setup: _Setup):
+    return (_f64(setup.t0), _f64(setup.t1), _f64(setup.ts), _f64(setup.rtol),
+            _f64(-np.inf if setup.stop_loss is None else setup.stop_loss))
+
+
+def _batch_diagnostics(setup, models0, params):
+    """Diagnostics at every saved row of every flow, in one compiled call: name → (B, S)."""
+    if not setup.functions:
+        return {}
+    flat = jnp.asarray(params.reshape((-1, params.shape[-1])))
+    values = evaluate_rows(setup.functions, take(models0, 0), flat)
+    return {k: np.asarray(v).reshape(params.shape[:2] + np.shape(v)[1:]) for k, v in values.items()}
+
+
+def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+               save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
+               diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
+               config: Mapping[str, Any] | None = None) -> Trajectory:
+    """Integrate the gradient flow dθ/dt = −∇L(θ) of ``loss`` from ``model0`` over [t0, t1].
+
+    - ``loss``: a module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`); gflow's default
+      solver also uses its ``residuals`` (L = ‖r‖²).
+    - ``rtol``, ``atol``: the step-size controller's tolerances. ``atol`` defaults to rtol × RMS(θ0) (≤ rtol),
+      so that tiny initializations are integrated to relative accuracy.
+    - ``solver``: ``"auto"`` (gflow's Rosenbrock-W solver for gradient flows, :class:`GaussNewtonRosenbrock`),
+      a registered name (``"rosenbrock"``, ``"rosenbrock-cg"``, ``"tsit5"``, ``"kvaerno5"``, ...) or any
+      diffrax solver instance.
+    - ``save_at``: number of log-spaced save times (default 200), or an array of times in [t0, t1].
+    - ``stop_loss``: stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
+    - ``diverge_factor``: stop with status ``"diverged"`` once the parameters are non-finite or max|θ| exceeds
+      diverge_factor × max(max|θ0|, 1), instead of returning NaN. |L| > diverge_factor × max(|L(θ0)|, 1) or
+      a non-finite L is "diverged" too: checked at every step when ``stop_loss`` is given (the loss is then
+      evaluated anyway), else at the saved times. A step size collapsing below 1e-14·max(1, t1) is "diverged".
+    - ``diagnostics``: name → function(model) (or a list of functions), evaluated at every saved time.
+    - ``progress``: print t and log-time progress during the solve: ``"auto"`` (default) once it has run
+      for 5 s of wall time, ``True`` from the start, ``False`` never.
+
+    Returns a :class:`gflow.Trajectory`; its ``final`` is the model at the last time reached.
+    """
+    theta0, loss0 = _check_model_and_loss(loss, model0)
+    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
+                   progress)
+    thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
+    diverge, atol = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
+    t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
+    start = time.perf_counter()
+    out = _integrate(loss, model0, setup.solver, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
+                     setup.max_steps, _meter(setup), setup.stop_loss is not None)
+    out = jax.block_until_ready(out)
+    wall = time.perf_counter() - start
+    out = tuple(np.asarray(o)[None] for o in out)
+    losses, models = repeat(loss, 1), repeat(model0, 1)
+    return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
+                       _batch_diagnostics(setup, models, out[1]), config)[0]
+
+
+QUIET_SECONDS = 5.0  # progress="auto" reports only solves that have run longer than this
+
+
+def _meter(setup, sharded: bool = False):
+    if setup.progress is False or sharded:  # host callbacks stay out of per-device programs
+        return diffrax.NoProgressMeter()
+    quiet = QUIET_SECONDS if setup.progress == "auto" else 0.0
+    return LogTimeProgressMeter(_f64(setup.t0), _f64(setup.t1), _f64(quiet))
+
+
+def _as_batch(losses, models0):
+    """Stacked (losses, models0) and the number of flows, from stacked modules or equal-length lists."""
+    if is_stacked(models0) or is_stacked(losses):
+        if not (is_stacked(models0) and is_stacked(losses)):
+            raise GflowInputError("`losses` and `models0` must both be stacked modules (leading batch axis) or both "
+                                  "lists of modules")
+        n = batch_length(models0, "models0")
+        n_losses = batch_length(losses, "losses")
+        if n_losses != n:
+            raise GflowInputError(f"stacked `losses` hold {n_losses} flows but `models0` hold {n}")
+        return losses, models0, n
+    losses, models0 = list(losses), list(models0)
+    if not losses or len(losses) != len(models0):
+        raise GflowInputError(f"`losses` and `models0` must be non-empty and of equal length, "
+                              f"got {len(losses)} and {len(models0)}")
+    for i, loss in enumerate(losses):
+        _check_callable_loss(loss, f"losses[{i}]")
+    return stack(losses, "losses"), stack(models0, "models0"), len(losses)
+
+
+def validate_flows(losses, models0) -> tuple[np.ndarray, np.ndarray]:
+    """θ0 (B, n) and L(θ0) (B,) of a batch as :func:`solve_flows` takes it (stacked modules or lists), checked in one
+    compiled call: a flow with non-finite parameters or loss raises :class:`gflow.GflowInputError` naming it."""
+    losses, models0, _ = _as_batch(losses, models0)
+    return _validate_batch(losses, models0)
+
+
+def _validate_batch(losses, models0):
+    """θ0 (B, n) and L(θ0) (B,) of a stacked batch, checked in one compiled call; a bad flow is named."""
+    thetas, losses0 = (np.asarray(x) for x in _initial_values(losses, models0))
+    bad = np.flatnonzero(~np.all(np.isfinite(thetas), axis=1))
+    if bad.size:
+        raise GflowInputError(f"`models0[{bad[0]}]` has non-finite parameters ({bad.size} flow(s) in all: "
+                              f"{bad[:10].tolist()})")
+    bad = np.flatnonzero(~np.isfinite(losses0))
+    if bad.size:
+        raise GflowInputError(f"the loss at `models0[{bad[0]}]` is not finite ({losses0[bad[0]]}; {bad.size} "
+                              f"flow(s) in all: {bad[:10].tolist()})")
+    return thetas, losses0
+
+
+def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
+                diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
+                config: Mapping[str, Any] | None = None, devices=None,
+                program_size: int | None = None) -> FlowBatch:
+    """Integrate many independent flows in one compiled, batched call; arguments as :func:`solve_flow`.
+
+    ``losses`` and ``models0`` are either *stacked* modules (every array with a leading batch axis, e.g.
+    ``eqx.filter_vmap(lambda key: initializers.balanced(key, 40, scale=1e-2))(keys)``) or equal-length
+    sequences of modules with identical shapes (pad losses of different training lengths with
+    :meth:`PopulationLoss.padded_to`). Every flow shares the time grid, rtol and solver and keeps its own
+    adaptive steps and its own default ``atol`` (as :func:`solve_flow` would choose it), so flow i of a batch
+    equals ``solve_flow`` of flow i to within the tolerance.
+
+    The batch runs in a program of a bucketed size (gflow/_batching.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
+    with copies of flow 0), so nearby batch sizes share one compiled program and a flow's result does not
+    depend on which other flows share its batch. It is split over ``devices`` (default: every local device of
+    the default backend) along the batch axis. ``program_size`` asks for a program of at least that many flows
+    (:func:`gflow.run_sweep` uses it so that a resumed sweep computes its missing flows in the program its
+    finished ones used).
+
+    Returns a :class:`gflow.FlowBatch`: arrays with a leading flow axis, ``batch[i]`` the
+    :class:`gflow.Trajectory` of flow i. ``stats["wall_time_s"]`` is the batch's time.
+    """
+    losses, models0, n = _as_batch(losses, models0)
+    thetas, losses0 = _validate_batch(losses, models0)
+    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
+                   progress)
+    diverge, atols = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
+    devices = local_devices(devices)
+    size = bucket_size(n, len(devices))
+    if program_size is not None:
+        size = max(size, bucket_size(positive_int("program_size", program_size), len(devices)))
+    mesh = mesh_over(devices) if len(devices) > 1 else None
+    padded = [pad_to(x, size) for x in (losses, models0, (_f64(diverge), _f64(atols)))]
+    if mesh is not None:
+        padded = [place(x, mesh) for x in padded]
+    (losses_p, models_p, (diverge_p, atol_p)) = padded
+    start = time.perf_counter()
+    out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, *_shared_args(setup),
+                           setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
+                           mesh)
+    out = jax.block_until_ready(out)
+    wall = time.perf_counter() - start
+    out = tuple(np.asarray(o)[:n] for o in out)
+    return build_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
+                       _batch_diagnostics(setup, models0, out[1]), config)
+
+
+def lower_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+                save_at=8):
+    """The program :func:`solve_flows` compiles for this batch (without a progress meter), lowered but not run: a
+    ``jax.stages.Lowered`` whose ``.compile().as_text()`` is the optimized HLO (bench/_kernels.py counts its kernels)."""
+    losses, models0, n = _as_batch(losses, models0)
+    setup = _setup(t1, rtol, atol, solver, save_at, 0.0, None, 1e6, None, 1_000_000, False)
+    size = bucket_size(n)
+    losses, models0 = pad_to(losses, size), pad_to(models0, size)
+    diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, flat_parameters(models0))
+    with _errors_as_nan():
+        return _integrate_batch_jit.lower(losses, models0, _f64(diverge), _f64(atols), setup.solver,
+                                          *_shared_args(setup), setup.max_steps, _meter(setup), False, None).lowered

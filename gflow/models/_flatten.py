@@ -1,0 +1,39 @@
+"""A model as a flat parameter vector θ and back: what the flow integrates (dθ/dt = −∇L(θ)) and what runners step.
+
+θ concatenates the model's inexact (floating-point) arrays in pytree order; everything else (integer fields,
+activations, :class:`gflow.models.Frozen` layers) is the static part, kept aside and put back by :func:`unflatten`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.flatten_util
+import jax.numpy as jnp
+
+
+def flatten(model) -> tuple[jax.Array, eqx.Module, Callable]:
+    """Split a model into (θ, static, unravel) with θ the flat float vector of its inexact arrays."""
+    params, static = eqx.partition(model, eqx.is_inexact_array)
+    theta, unravel = jax.flatten_util.ravel_pytree(params)
+    return jnp.asarray(theta), static, unravel
+
+
+def unflatten(theta, static, unravel: Callable):
+    """The model with parameters θ: the inverse of :func:`flatten`."""
+    return eqx.combine(unravel(theta), static)
+
+
+# A few rows at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold all their
+# hidden states at once (R5: 26 GB).
+ROWS_PER_BATCH = 8
+
+
+@eqx.filter_jit
+def evaluate_rows(functions: dict, template, params) -> dict:
+    """name → f(model) at every row θ of ``params`` (S, n), the models rebuilt on ``template``'s structure."""
+    _, static, unravel = flatten(template)
+    return {name: jax.lax.map(lambda y, f=f: f(unflatten(y, static, unravel)), params, batch_size=ROWS_PER_BATCH)
+            for name, f in functions.items()}

@@ -1,0 +1,50 @@
+"""Fixed (untrained) layers: seed 002 keeps the readout B at its initialization, seed 004 keeps A and B, seed 003
+keeps the readout c.
+
+gflow trains exactly the inexact (floating-point) arrays of a model: :func:`gflow.solve_flow`, the discrete runners
+and the analysis split a model with ``eqx.partition(model, eqx.is_inexact_array)``. A :class:`Frozen` array keeps
+its float64 value as the raw bits of an int64 array, which is not inexact, so it lands in the static part of that
+split: it is not a coordinate of the flow, costs no Jacobian columns and is saved and batched like any other leaf.
+``.value`` decodes it bit for bit and stops gradients, so a stray differentiation cannot move it either.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError
+
+_INTEGER_OF = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}
+_FLOAT_OF = {2: jnp.float16, 4: jnp.float32, 8: jnp.float64}
+
+
+class Frozen(eqx.Module):
+    """A floating-point array that training leaves alone; read it with ``.value``."""
+
+    bits: jax.Array
+
+    def __init__(self, value):
+        value = jnp.asarray(value)
+        if not jnp.issubdtype(value.dtype, jnp.floating):
+            value = value.astype(jnp.result_type(float))
+        if value.dtype.itemsize not in _INTEGER_OF:
+            raise GflowInputError(f"`value` of dtype {value.dtype} cannot be frozen")
+        self.bits = jax.lax.bitcast_convert_type(value, _INTEGER_OF[value.dtype.itemsize])
+
+    @property
+    def value(self) -> jax.Array:
+        """The array, exactly as given, with gradients stopped."""
+        value = jax.lax.bitcast_convert_type(self.bits, _FLOAT_OF[np.dtype(self.bits.dtype).itemsize])
+        return jax.lax.stop_gradient(value)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.bits.shape
+
+
+def unfrozen(x) -> jax.Array:
+    """The array behind ``x``: ``x.value`` for a :class:`Frozen` array, ``x`` itself otherwise."""
+    return x.value if isinstance(x, Frozen) else x

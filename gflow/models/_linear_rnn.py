@@ -1,0 +1,167 @@
+"""The linear RNN (linear dynamical system) of seed 000 eq. 3.1 and seed 001 eq. (1)/(19).
+
+    s_{t+1} = A s_t + B x_t,    y_{t+1} = C s_{t+1},    s_0 = 0,
+
+so after reading x_0 .. x_{k-1} the output is  y_k = sum_j C A^{k-1-j} B x_j = sum_j h_j x_{k-1-j}
+with the impulse response h_j = C A^j B (seed 000 Def. 1).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError, is_traced, one_of
+from ._impulse_response import dense_impulse_response, diagonal_impulse_response
+
+STRUCTURES = ("general", "symmetric", "diagonal")
+SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
+
+
+def _check_finite(name, x):
+    if not is_traced(x) and not bool(np.all(np.isfinite(np.asarray(x)))):
+        raise GflowInputError(f"`{name}` contains non-finite values (NaN or inf)")
+
+
+def _triangular_indices(d: int):
+    return np.triu_indices(d)
+
+
+def _vector_to_symmetric(v, d: int):
+    rows, cols = _triangular_indices(d)
+    upper = jnp.zeros((d, d), v.dtype).at[rows, cols].set(v)
+    return upper + upper.T - jnp.diag(jnp.diag(upper))
+
+
+class LinearRNN(eqx.Module):
+    """A linear RNN with transition A, input map B and readout C.
+
+    ``structure`` chooses what A is, and with it which gradient flow is integrated (spec 001 §6 item 10,
+    spec 000 §3.2: these are different ODEs):
+
+    - ``"general"``: A is a dense (d, d) matrix; the flow is the plain gradient on (A, B, C).
+    - ``"symmetric"`` with ``parameterization="restricted"`` (default): A is stored as a (d, d) matrix and
+      the model uses sym(A) = (A + Aᵀ)/2, so the flow on A is the full-space field projected onto the
+      symmetric matrices, (G + Gᵀ)/2. From a balanced start (B = Cᵀ) this is exactly what GD on (A, B, C)
+      started on the manifold does.
+    - ``"symmetric"`` with ``parameterization="triangular"``: A is stored as the d(d+1)/2 upper-triangular
+      entries (seed 000 §3's theory setting); off-diagonal entries then receive G_pq + G_qp.
+    - ``"diagonal"``: A is a length-d vector of eigenvalues (seed 000 Lemma E.3, Sec. 5.1 student).
+
+    SISO: B and C of shape (d,). MIMO: B of shape (d, n_in), C of shape (n_out, d).
+    """
+
+    A: jax.Array
+    B: jax.Array
+    C: jax.Array
+    structure: str = eqx.field(static=True, default="general")
+    parameterization: str = eqx.field(static=True, default="full")
+
+    def __init__(self, A, B, C, structure: str = "general", parameterization: str | None = None):
+        one_of("structure", structure, STRUCTURES)
+        A = jnp.asarray(A, dtype=jnp.result_type(float))
+        B = jnp.asarray(B, dtype=jnp.result_type(float))
+        C = jnp.asarray(C, dtype=jnp.result_type(float))
+        for name, x in (("A", A), ("B", B), ("C", C)):
+            _check_finite(name, x)
+        if B.ndim not in (1, 2):
+            raise GflowInputError(f"`B` must have shape (d,) (SISO) or (d, n_in) (MIMO), got {B.shape}")
+        d = B.shape[0]
+        if B.ndim == 1 and C.shape != (d,):
+            raise GflowInputError(f"SISO model: `C` must have shape ({d},) to match B {B.shape}, got {C.shape}")
+        if B.ndim == 2 and (C.ndim != 2 or C.shape[1] != d):
+            raise GflowInputError(f"MIMO model: `C` must have shape (n_out, {d}) to match B {B.shape}, got {C.shape}")
+        if structure == "diagonal":
+            if A.shape != (d,):
+                raise GflowInputError(f"diagonal structure: `A` must be the length-{d} vector of eigenvalues, got {A.shape}")
+            parameterization = one_of("parameterization", parameterization or "diagonal", ("diagonal",))
+        elif structure == "general":
+            if A.shape != (d, d):
+                raise GflowInputError(f"general structure: `A` must have shape ({d}, {d}), got {A.shape}")
+            parameterization = one_of("parameterization", parameterization or "full", ("full",))
+        else:
+            parameterization = one_of(
+                "parameterization", parameterization or "restricted", SYMMETRIC_PARAMETERIZATIONS
+            )
+            if A.shape == (d * (d + 1) // 2,) and parameterization == "triangular":
+                pass  # already the stored vector
+            elif A.shape != (d, d):
+                raise GflowInputError(f"symmetric structure: `A` must have shape ({d}, {d}), got {A.shape}")
+            else:
+                if not is_traced(A):
+                    An = np.asarray(A)
+                    asym = np.max(np.abs(An - An.T), initial=0.0)
+                    if asym > 1e-10 * max(1.0, float(np.max(np.abs(An), initial=0.0))):
+                        raise GflowInputError(
+                            f"symmetric structure: `A` must be symmetric, max |A - Aᵀ| = {asym:.3g}"
+                        )
+                A = 0.5 * (A + A.T)
+                if parameterization == "triangular":
+                    A = A[_triangular_indices(d)]
+        self.A, self.B, self.C = A, B, C
+        self.structure = structure
+        self.parameterization = parameterization
+
+    # ----------------------------------------------------------------------------------------------
+    @property
+    def d(self) -> int:
+        return self.B.shape[0]
+
+    @property
+    def siso(self) -> bool:
+        return self.B.ndim == 1
+
+    @property
+    def n_in(self) -> int:
+        return 1 if self.siso else self.B.shape[1]
+
+    @property
+    def n_out(self) -> int:
+        return 1 if self.siso else self.C.shape[0]
+
+    def transition(self) -> jax.Array:
+        """The dense (d, d) transition matrix the model uses."""
+        if self.structure == "diagonal":
+            return jnp.diag(self.A)
+        if self.parameterization == "triangular":
+            return _vector_to_symmetric(self.A, self.d)
+        if self.structure == "symmetric":
+            return 0.5 * (self.A + self.A.T)
+        return self.A
+
+    def _step(self):
+        """The map s -> A s, by mat-vec (or elementwise for diagonal A); never a matrix power."""
+        if self.structure == "diagonal":
+            a = self.A
+            return lambda s: (a * s.T).T
+        A = self.transition()
+        return lambda s: A @ s
+
+    def impulse_response(self, n: int) -> jax.Array:
+        """h_0 .. h_{n-1}, h_j = C A^j B: shape (n,) for SISO, (n, n_out, n_in) for MIMO."""
+        n = int(n)
+        if n < 1:
+            raise GflowInputError(f"`n` must be >= 1, got {n}")
+        if self.structure == "diagonal":  # elementwise powers: autodiff through the scan is cheap
+            return diagonal_impulse_response(self.A, self.B, self.C, n)
+        h = dense_impulse_response(self.transition(), self.B.reshape(self.d, -1), self.C.reshape(-1, self.d), n)
+        return h[:, 0, 0] if self.siso else h
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """Outputs y_1 .. y_T for inputs x_0 .. x_{T-1}: x of shape (T,) (SISO) or (T, n_in) (MIMO)."""
+        x = jnp.asarray(x)
+        expected = 1 if self.siso else 2
+        if x.ndim != expected or (not self.siso and x.shape[1] != self.n_in):
+            want = "(T,)" if self.siso else f"(T, {self.n_in})"
+            raise GflowInputError(f"input sequence `x` must have shape {want}, got {x.shape}")
+        step = self._step()
+
+        def body(s, xt):
+            s = step(s) + self.B * xt if self.siso else step(s) + self.B @ xt
+            return s, self.C @ s
+
+        s0 = jnp.zeros((self.d,), self.B.dtype)
+        _, y = jax.lax.scan(body, s0, x)
+        return y

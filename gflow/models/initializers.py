@@ -1,0 +1,112 @@
+"""Named initializers, each returning a :class:`gflow.LinearRNN` and taking an explicit key.
+
+Two scale conventions appear in seed 000 (spec §4 item 9): ``"entries"`` draws every entry as ε·N(0, 1)
+(Prop. 9, main text), ``"normal"`` is the ε-normal initialization of Lemma E.10, N(0, ε²/n) per entry of
+an n-entry parameter, so that every parameter has norm about ε.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._checks import one_of, positive_float, positive_int
+from ._linear_rnn import LinearRNN
+
+CONVENTIONS = ("entries", "normal")
+
+
+def _shapes(d, n_in, n_out):
+    if n_in is None and n_out is None:
+        return (d,), (d,)
+    n_in = positive_int("n_in", n_in if n_in is not None else 1)
+    n_out = positive_int("n_out", n_out if n_out is not None else 1)
+    return (d, n_in), (n_out, d)
+
+
+def _gauss(key, shape, scale, convention):
+    n = 1
+    for s in shape:
+        n *= s
+    std = scale if convention == "entries" else scale / jnp.sqrt(n)
+    return std * jax.random.normal(key, shape, dtype=jnp.float64)
+
+
+def _symmetrize(A):
+    return (A + A.T) / jnp.sqrt(2.0)
+
+
+def _assemble(A, B, C, structure, parameterization):
+    if structure == "diagonal":
+        A = jnp.diag(A) if A.ndim == 2 else A
+    elif structure == "symmetric" and A.ndim == 2:
+        A = 0.5 * (A + A.T)
+    return LinearRNN(A, B, C, structure=structure, parameterization=parameterization)
+
+
+def gaussian(key, d: int, *, scale: float, structure: str = "general", convention: str = "entries",
+             n_in: int | None = None, n_out: int | None = None, parameterization: str | None = None) -> LinearRNN:
+    """Independent Gaussian A, B, C at scale ε (random, unbalanced, near-zero when ε is small)."""
+    d = positive_int("d", d)
+    scale = positive_float("scale", scale)
+    one_of("convention", convention, CONVENTIONS)
+    b_shape, c_shape = _shapes(d, n_in, n_out)
+    kA, kB, kC = jax.random.split(key, 3)
+    a_shape = (d,) if structure == "diagonal" else (d, d)
+    A = _gauss(kA, a_shape, scale, convention)
+    if structure == "symmetric":
+        A = _symmetrize(A)
+    return _assemble(A, _gauss(kB, b_shape, scale, convention), _gauss(kC, c_shape, scale, convention),
+                     structure, parameterization)
+
+
+def balanced(key, d: int, *, scale: float, structure: str = "symmetric", convention: str = "entries",
+             n: int | None = None, parameterization: str | None = None) -> LinearRNN:
+    """Balanced start B = Cᵀ (seed 000 Def. 4, seed 001 Thm 6.1) with A symmetric (or diagonal/general)."""
+    d = positive_int("d", d)
+    scale = positive_float("scale", scale)
+    one_of("convention", convention, CONVENTIONS)
+    b_shape, _ = _shapes(d, n, n)
+    kA, kB = jax.random.split(key)
+    A = _gauss(kA, (d,) if structure == "diagonal" else (d, d), scale, convention)
+    if structure == "symmetric":
+        A = _symmetrize(A)
+    B = _gauss(kB, b_shape, scale, convention)
+    return _assemble(A, B, B.T, structure, parameterization)
+
+
+def symmetric(key, d: int, *, scale: float, convention: str = "entries", n_in: int | None = None,
+              n_out: int | None = None, parameterization: str | None = None) -> LinearRNN:
+    """Symmetric A with independent (unbalanced) B and C."""
+    return gaussian(key, d, scale=scale, structure="symmetric", convention=convention, n_in=n_in,
+                    n_out=n_out, parameterization=parameterization)
+
+
+def residual(key, d: int, *, scale: float, structure: str = "symmetric", n: int | None = None,
+             parameterization: str | None = None) -> LinearRNN:
+    """Residual start A = I (seed 001 §1.5) with balanced B = Cᵀ of entries ε·N(0, 1)."""
+    d = positive_int("d", d)
+    scale = positive_float("scale", scale)
+    b_shape, _ = _shapes(d, n, n)
+    B = scale * jax.random.normal(key, b_shape, dtype=jnp.float64)
+    A = jnp.ones(d) if structure == "diagonal" else jnp.eye(d)
+    return _assemble(A, B, B.T, structure, parameterization)
+
+
+def xavier(key, d: int, *, structure: str = "general", n_in: int | None = None, n_out: int | None = None,
+           gain: float = 1.0, parameterization: str | None = None) -> LinearRNN:
+    """Glorot/Xavier uniform, U(±gain·√(6/(fan_in + fan_out))), as in the Keras runs of seed 001."""
+    d = positive_int("d", d)
+    b_shape, c_shape = _shapes(d, n_in, n_out)
+    kA, kB, kC = jax.random.split(key, 3)
+
+    def glorot(k, shape, fan_in, fan_out):
+        lim = gain * jnp.sqrt(6.0 / (fan_in + fan_out))
+        return jax.random.uniform(k, shape, minval=-lim, maxval=lim, dtype=jnp.float64)
+
+    ni = 1 if len(b_shape) == 1 else b_shape[1]
+    no = 1 if len(c_shape) == 1 else c_shape[0]
+    A = glorot(kA, (d, d), d, d)
+    if structure == "symmetric":
+        A = _symmetrize(A)
+    return _assemble(A, glorot(kB, b_shape, ni, d), glorot(kC, c_shape, d, no), structure, parameterization)

@@ -1,0 +1,149 @@
+"""Closed-form population loss of a linear RNN against a teacher.
+
+Seed 000 eq. 3.4 / Lemma E.1 and seed 001 Lemma 3.1 / C.1: for whitened inputs (E x = 0, E x xᵀ = I)
+
+    L = Σ_{j<k} weight_j ‖h_j − w_j‖²,      h_j = C A^j B,  w_j the teacher's impulse response,
+
+with weight_j = 1 (last-step labels) or weight_j = k − j (labels at every step: seed 000 App. D, eq. D.3).
+``convention="half"`` multiplies by 1/2, which is the time unit of seed 000's appendix (spec 000 §3.2).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import GflowInputError, is_traced, one_of, positive_int
+from ..models._impulse_response import krylov_sequence
+from ._residual_jacobian import ImpulseResponseJacobian
+
+WEIGHTINGS = ("uniform", "accumulating")
+CONVENTIONS = ("L", "half")
+
+
+class PopulationLoss(eqx.Module):
+    """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model)."""
+
+    target: jax.Array
+    weights: jax.Array
+    k: int = eqx.field(static=True)
+    weighting: str = eqx.field(static=True)
+    convention: str = eqx.field(static=True)
+
+    def __init__(self, teacher, k: int, weighting: str = "uniform", convention: str = "L", *, k_max: int | None = None):
+        """``k_max``: hold k_max lags with zero weight beyond k (as :meth:`padded_to`), so that losses of
+        different training lengths have one shape; then ``k`` may be a traced integer, e.g.
+        ``eqx.filter_vmap(lambda t, k: PopulationLoss(t, k, k_max=24))(teachers, jnp.arange(16, 25))``."""
+        traced = is_traced(k)
+        if traced and k_max is None:
+            raise GflowInputError("a traced training length `k` (under vmap) needs a static `k_max`")
+        if k_max is not None:
+            k_max = positive_int("k_max", k_max)
+            if not traced and positive_int("k", k) > k_max:
+                raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({k})")
+        self.k = k_max if k_max is not None else positive_int("k", k)
+        self.weighting = one_of("weighting", weighting, WEIGHTINGS)
+        self.convention = one_of("convention", convention, CONVENTIONS)
+        if not callable(getattr(teacher, "impulse_response", None)):
+            raise GflowInputError(f"`teacher` must have an impulse_response(n) method, got {type(teacher).__name__}")
+        target = jnp.asarray(teacher.impulse_response(self.k), dtype=jnp.float64)
+        j = jnp.arange(self.k, dtype=jnp.float64)
+        k = jnp.asarray(k, dtype=jnp.float64)
+        inside = j < k
+        self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
+        w = jnp.ones(self.k) if weighting == "uniform" else k - j
+        self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
+
+    @property
+    def training_length(self) -> int:
+        """The number of lags with non-zero weight: k, also after :meth:`padded_to`."""
+        return int(np.count_nonzero(np.asarray(self.weights)))
+
+    def padded_to(self, k_max: int) -> "PopulationLoss":
+        """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
+        training lengths have one shape and can be batched (:func:`gflow.solve_flows`)."""
+        k_max = positive_int("k_max", k_max)
+        if k_max < self.k:
+            raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({self.k})")
+        pad = k_max - self.k
+        out = object.__new__(PopulationLoss)
+        object.__setattr__(out, "k", k_max)
+        object.__setattr__(out, "weighting", self.weighting)
+        object.__setattr__(out, "convention", self.convention)
+        zeros = jnp.zeros((pad,) + self.target.shape[1:], self.target.dtype)
+        object.__setattr__(out, "target", jnp.concatenate([self.target, zeros]))
+        object.__setattr__(out, "weights", jnp.concatenate([self.weights, jnp.zeros(pad, self.weights.dtype)]))
+        return out
+
+    def _check_model(self, model):
+        h_shape = self.target.shape[1:]
+        m_shape = () if model.siso else (model.n_out, model.n_in)
+        if h_shape != m_shape:
+            raise GflowInputError(
+                f"model output shape {m_shape or 'scalar (SISO)'} does not match the teacher's "
+                f"{h_shape or 'scalar (SISO)'}"
+            )
+
+    def residuals(self, model) -> jax.Array:
+        """r with L = ‖r‖²: r_j = √(scale·weight_j) (h_j − w_j), flattened."""
+        self._check_model(model)
+        diff = model.impulse_response(self.k) - self.target
+        w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (diff.ndim - 1))
+        return (w * diff).reshape(-1)
+
+    def residual_jacobian(self, model):
+        """∂r/∂θ in closed form, as a model whose leaves carry a leading axis of length m = len(r).
+
+        With v_j = A^j B and u_j = (Aᵀ)^j Cᵀ (spec 001 §3.1): ∂h_j/∂B = u_j, ∂h_j/∂C = v_j and
+        ∂h_j/∂A = Σ_{s<j} u_s v_{j−1−s}ᵀ, chained through the parameterization of A by a VJP. Costs O(k² d²)
+        and no reverse passes; the stiff solver uses it for its Gauss–Newton matrix.
+        """
+        self._check_model(model)
+        k, d = self.k, model.d
+        B = model.B.reshape(d, -1)  # (d, n_in)
+        Ct = model.C.reshape(-1, d).T  # (d, n_out)
+        A = model.transition()
+        V, U = krylov_sequence(A, B, k), krylov_sequence(A.T, Ct, k)  # (k, d, n_in), (k, d, n_out)
+        j = jnp.arange(k)
+        lag = j[None, :] - 1 - j[:, None]  # S[s, j] = V[j - 1 - s] where j - 1 - s >= 0
+        S = jnp.where((lag >= 0)[:, :, None, None], V[jnp.clip(lag, 0)], 0.0)  # (k_s, k_j, d, n_in)
+        dA = jnp.einsum("spo,sjqi->joipq", U, S)  # (k, n_out, n_in, d, d)
+        eye_in, eye_out = jnp.eye(B.shape[1]), jnp.eye(Ct.shape[1])
+        dB = jnp.einsum("jpo,iq->joipq", U, eye_in)  # ∂h_j[o,i]/∂B[p,q]
+        dC = jnp.einsum("jpi,or->joirp", V, eye_out)  # ∂h_j[o,i]/∂C[r,p]
+        m = dA.shape[0] * dA.shape[1] * dA.shape[2]
+        scale = jnp.sqrt(self.weights)[:, None, None]
+        rows = lambda x: (scale[..., None, None] * x).reshape((m,) + x.shape[3:])  # noqa: E731
+        dA, dB, dC = rows(dA), rows(dB), rows(dC)
+
+        def raw_A(G):
+            _, pullback = jax.vjp(lambda a: eqx.tree_at(lambda mm: mm.A, model, a).transition(), model.A)
+            return pullback(G)[0]
+
+        return eqx.tree_at(lambda mm: (mm.A, mm.B, mm.C), model,
+                           (jax.vmap(raw_A)(dA), dB.reshape((m,) + model.B.shape), dC.reshape((m,) + model.C.shape)))
+
+    def residual_jacobian_operator(self, model):
+        """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/_residual_jacobian.py) for a
+        SISO model with A general or symmetric ("restricted"); ``None`` for other models, which use the
+        materialized :meth:`residual_jacobian`."""
+        self._check_model(model)
+        supported = model.structure == "general" or (model.structure == "symmetric"
+                                                     and model.parameterization == "restricted")
+        if not (model.siso and supported):
+            return None
+        A = model.transition()
+        V = krylov_sequence(A, model.B, self.k)
+        U = krylov_sequence(A.T, model.C, self.k)
+        return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric")
+
+    def __call__(self, model) -> jax.Array:
+        r = self.residuals(model)
+        return jnp.sum(r * r)
+
+    @property
+    def time_unit(self) -> str:
+        """How to read rates: under "L", ‖B ∓ Cᵀ‖ ∝ e^{∓2 w0 t}; under "half", the squared norms are."""
+        return "L (no 1/2)" if self.convention == "L" else "L/2 (seed 000 appendix units)"

@@ -1,0 +1,194 @@
+"""What the extrapolation studies share: teachers and students by name, one sweep per panel, and the extrapolation
+error read off each run when its training loss first reaches given levels (seed 000 Sec. 5, App. B, C).
+
+Error measure (ours; the paper leaves the window and the normalization open, spec 000 §2.4): the ℓ∞ tail error
+max_{k ≤ j < H} |h_j − w_j| of seed 000 Sec. 5.1 divided by the teacher's scale s = max_{j < H} |w_j|, so that the
+numbers of different teachers compare. The all-zero solution's error on the same tail, max_{k ≤ j < H} |w_j| / s,
+is the paper's "non-extrapolating" baseline (App. C.3).
+
+Loss levels: each run is integrated once, to t1, saving the state at log-spaced times; the model "trained to loss
+level ℓ" is the first saved state with L ≤ ℓ (what early stopping at ℓ returns, up to the saving grid), or the final
+state where the flow never gets to ℓ (counted and reported).
+
+Solver failures: the loss of a gradient flow never increases. Where a saved loss exceeds twice the smallest loss
+saved before it (plus a noise floor NOISE_FLOOR × L(0); the tolerance noise we saw stays below it), the integrator
+has left the flow; such a run is flagged and only its saved states before that point are used.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import numpy as np
+
+import gflow
+from gflow import analysis as an
+from gflow import initializers, teachers
+
+TEACHERS = ("balanced", "delay", "random_unbalanced")
+STUDENTS = ("diagonal_balanced", "general")
+DECADES = np.arange(0, 17)  # the record keeps the impulse response where L first reaches 10^-m, m = 0 .. 16
+NOISE_FLOOR = 1e-14
+
+
+def make_teacher(kind: str, dim: int, seed: int):
+    """seed 000 App. C.2: balanced (C.2.1, key = seed), delay line (C.2.2), random unbalanced (C.2.2, key = seed)."""
+    if kind == "balanced":
+        return teachers.balanced(jax.random.key(seed), dim)
+    if kind == "delay":
+        return teachers.delay(dim)
+    if kind == "random_unbalanced":
+        return teachers.random_unbalanced(jax.random.key(seed), dim)
+    raise ValueError(f"unknown teacher {kind!r}; choose from {TEACHERS}")
+
+
+def make_student(kind: str, d: int, scale: float, seed: int):
+    """Sec. 5.1's diagonal student with balanced init B = Cᵀ, or a general (non-symmetric) A with independent
+    entries scale·N(0, 1) (Sec. 5.2, App. B). Key 1000 + seed, so student and teacher draws are independent."""
+    key = jax.random.key(1000 + seed)
+    if kind == "diagonal_balanced":
+        return initializers.balanced(key, d, scale=scale, structure="diagonal")
+    if kind == "general":
+        return initializers.gaussian(key, d, scale=scale)
+    raise ValueError(f"unknown student {kind!r}; choose from {STUDENTS}")
+
+
+def save_times(t1: float, n: int) -> np.ndarray:
+    """t = 0 and n − 1 log-spaced times from 1e-2 to t1."""
+    return np.concatenate([[0.0], np.geomspace(1e-2, t1, n - 1)])
+
+
+def make_build(panels: dict, k_max: int):
+    """build(panel, k, seed, scale) for gflow.run_sweep; ``panels`` maps a name to its settings dict. Traceable in
+    k, seed and scale (the loss holds k_max lags, zero weight beyond k), so a panel is built in one vmapped call."""
+
+    def build(panel: str, k: int, seed: int, scale: float):
+        p = panels[panel]
+        teacher = make_teacher(p["teacher"], p["teacher_dim"], seed)
+        return gflow.PopulationLoss(teacher, k, k_max=k_max), make_student(p["student"], p["d"], scale, seed)
+
+    return build
+
+
+def valid_length(loss) -> int:
+    """The number of leading saved points before the loss first exceeds twice its smallest earlier value (plus
+    NOISE_FLOOR × L(0)) or stops being finite: the part of a run that behaves as a gradient flow."""
+    loss = np.asarray(loss, dtype=np.float64)
+    earlier_min = np.minimum.accumulate(np.concatenate([[np.inf], np.where(np.isfinite(loss), loss, np.inf)[:-1]]))
+    bad = ~np.isfinite(loss) | (loss > 2.0 * earlier_min + NOISE_FLOOR * abs(loss[0]))
+    return int(np.argmax(bad)) if bad.any() else len(loss)
+
+
+def make_record(panels: dict, horizon: int):
+    """record(traj, config) for gflow.run_sweep: the tail error at every saved time, the number of valid saved
+    points (:func:`valid_length`), the last valid impulse response and the impulse response where L first reaches
+    each decade 10^-m within the valid part."""
+
+    def record(traj, config):
+        p = panels[config["panel"]]
+        teacher = make_teacher(p["teacher"], p["teacher_dim"], config["seed"])
+        w = np.asarray(teacher.impulse_response(horizon))
+        h = an.impulse_responses_along(traj, horizon)
+        n_valid = max(valid_length(traj.loss), 1)
+        idx = an.first_below(traj.loss[:n_valid], 10.0 ** -DECADES)
+        return {"tail_error": an.tail_errors(h, w, config["k"]), "ir_final": h[n_valid - 1], "n_valid": n_valid,
+                "ir_decades": np.where(idx[:, None] >= 0, h[np.maximum(idx, 0)], np.nan), "decade_index": idx}
+
+    return record
+
+
+def run_panel(name: str, panels: dict, ks, seeds, scales, t1: float, *, out: str, n_save: int, rtol: float,
+              horizon: int, batch_size: int, max_steps: int, tag: str = "") -> list:
+    """One panel's sweep over k × seeds × scales in ``out/sweeps/<name><tag>`` (a sweep per panel, so that the
+    default atol follows the panel's own init scale); resumes from what is on disk."""
+    grid = {"panel": [name], "k": list(ks), "seed": list(seeds), "scale": [float(s) for s in scales]}
+    return gflow.run_sweep(grid, make_build(panels, max(ks)), os.path.join(out, "sweeps", name + tag), t1=t1,
+                           record=make_record(panels, horizon), save_at=save_times(t1, n_save), rtol=rtol,
+                           batch_size=batch_size, max_steps=max_steps, traced=["k", "seed", "scale"])
+
+
+def teacher_scale(teacher, horizon: int) -> float:
+    return float(np.max(np.abs(np.asarray(teacher.impulse_response(horizon)))))
+
+
+def zero_baseline(teacher, k: int, horizon: int) -> float:
+    """The all-zero solution's tail error, relative to the teacher's scale."""
+    return float(an.zero_solution_error(teacher, k, horizon)) / teacher_scale(teacher, horizon)
+
+
+def errors_at_levels(runs, panels: dict, levels, horizon: int) -> dict:
+    """Relative tail errors where each run first reaches each loss level (final state if never).
+
+    Only the valid part of a run (:func:`valid_length`) is read. Returns arrays indexed [level, run]: ``error``,
+    ``loss`` (the loss of the state read), ``reached`` (bool), and per run ``k``, ``seed``, ``final_error``,
+    ``final_loss`` (at the last valid point), ``zero`` (the zero-solution baseline), ``solver_failed`` (the loss
+    rose: only the part before is used) and ``converged`` (status "completed", no failure)."""
+    levels = np.asarray(levels, dtype=np.float64)
+    n_runs = len(runs)
+    out = {name: np.full((len(levels), n_runs), np.nan) for name in ("error", "loss")}
+    out["reached"] = np.zeros((len(levels), n_runs), dtype=bool)
+    for name in ("k", "seed", "final_error", "final_loss", "zero"):
+        out[name] = np.full(n_runs, np.nan)
+    out["solver_failed"] = np.zeros(n_runs, dtype=bool)
+    out["converged"] = np.zeros(n_runs, dtype=bool)
+    for r, run in enumerate(runs):
+        p = panels[run.config["panel"]]
+        teacher = make_teacher(p["teacher"], p["teacher_dim"], run.config["seed"])
+        s = teacher_scale(teacher, horizon)
+        n = int(run.record["n_valid"])
+        err, loss = run.record["tail_error"][:n] / s, run.loss[:n]
+        out["solver_failed"][r] = n < len(run.loss)
+        out["converged"][r] = run.status == "completed" and not out["solver_failed"][r]
+        idx = an.first_below(loss, levels)
+        out["reached"][:, r] = idx >= 0
+        idx = np.where(idx >= 0, idx, len(loss) - 1)
+        out["error"][:, r], out["loss"][:, r] = err[idx], loss[idx]
+        out["k"][r], out["seed"][r] = run.config["k"], run.config["seed"]
+        out["final_error"][r], out["final_loss"][r] = err[-1], loss[-1]
+        out["zero"][r] = zero_baseline(teacher, run.config["k"], horizon)
+    return out
+
+
+def by_k(values, ks_of_runs, ks):
+    """(median, mean, std) over seeds for each k, for a row of per-run values."""
+    med, mean, std = [], [], []
+    for k in ks:
+        v = values[ks_of_runs == k]
+        v = v[np.isfinite(v)]
+        med.append(np.median(v) if v.size else np.nan)
+        mean.append(np.mean(v) if v.size else np.nan)
+        std.append(np.std(v) if v.size else np.nan)
+    return np.array(med), np.array(mean), np.array(std)
+
+
+def contrast(errors, ks_of_runs, k_critical: int) -> tuple[float, float, float]:
+    """(median error for k < k_c, median error for k > k_c, their ratio); k = k_c itself is left out."""
+    below = errors[(ks_of_runs < k_critical) & np.isfinite(errors)]
+    above = errors[(ks_of_runs > k_critical) & np.isfinite(errors)]
+    lo = float(np.median(below)) if below.size else np.nan
+    hi = float(np.median(above)) if above.size else np.nan
+    return lo, hi, lo / hi if hi > 0 else np.inf
+
+
+def plot_error_curves(ax, ks, curves, zero, k_critical: int, title: str):
+    """Median relative tail error against k, one curve per (label, errors per run, k per run, reached per run),
+    shaded mean ± std over seeds, with the all-zero solution's error (``zero`` per run) and k = 2d̂."""
+    import matplotlib.pyplot as plt
+
+    colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(curves)))
+    ks = np.asarray(ks)
+    floor = 1e-16
+    for color, (label, errors, k_of_runs, reached) in zip(colors, curves):
+        med, mean, std = by_k(errors, k_of_runs, ks)
+        frac = float(np.mean(reached)) if np.size(reached) else 1.0
+        ax.semilogy(ks, med, "o-", ms=3, color=color, label=label + (f" ({100 * frac:.0f}% reached)" if frac < 1 else ""))
+        floor = max(floor, np.nanmin(med[med > 0]) / 10 if np.any(med > 0) else floor)
+        ax.fill_between(ks, np.maximum(mean - std, floor), mean + std, color=color, alpha=0.12)
+    zero_med, _, _ = by_k(zero[1], zero[0], ks)
+    ax.semilogy(ks, zero_med, "k--", lw=1, label="all-zero solution")
+    ax.axvline(k_critical, color="gray", lw=0.8, ls=":", label="k = 2d̂")
+    ax.set_xlabel("training length k")
+    ax.set_ylabel("tail error / max |w_j|")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
