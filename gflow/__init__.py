@@ -19,46 +19,21 @@ The names below are the ones almost every script needs; everything else lives in
 from . import (
     _compilation_cache,
     _dtype,  # noqa: F401  (enables float64 before anything else touches JAX)
-)
-from . import (
     analysis as analysis,
-)
-from . import (
     batching as batching,
-)
-from . import (
     discrete as discrete,
-)
-from . import (
     flow as flow,
-)
-from . import (
     models as models,
-)
-from . import (
     objectives as objectives,
-)
-from . import (
     results as results,
-)
-from . import (
     study as study,
-)
-from . import (
     sweep as sweep,
 )
 from ._checks import GflowInputError as GflowInputError
-from .flow import solve_flow as solve_flow
-from .flow import solve_flows as solve_flows
-from .models import flatten as flatten
-from .models import initializers as initializers
-from .models import LinearRNN as LinearRNN
-from .models import unflatten as unflatten
-from .objectives import PopulationLoss as PopulationLoss
-from .objectives import teachers as teachers
-from .results import FlowBatch as FlowBatch
-from .results import load_trajectory as load_trajectory
-from .results import Trajectory as Trajectory
+from .flow import solve_flow as solve_flow, solve_flows as solve_flows
+from .models import flatten as flatten, initializers as initializers, LinearRNN as LinearRNN, unflatten as unflatten
+from .objectives import PopulationLoss as PopulationLoss, teachers as teachers
+from .results import FlowBatch as FlowBatch, load_trajectory as load_trajectory, Trajectory as Trajectory
 from .sweep import run_sweep as run_sweep
 
 COMPILATION_CACHE_DIR: str | None = _compilation_cache.CACHE_DIR

@@ -23,8 +23,7 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 
 TEACHERS = ("balanced", "delay", "random_unbalanced")
 STUDENTS = ("diagonal_balanced", "general")

@@ -35,8 +35,7 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"

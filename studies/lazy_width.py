@@ -55,10 +55,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import gflow
-from gflow import analysis as an
 
 # noqa: E402
-from gflow import GflowInputError
+from gflow import analysis as an, GflowInputError
 from gflow.objectives import nonlinear_teachers as nt
 from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 

@@ -40,8 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gflow
-from gflow import analysis as an
-from gflow import GflowInputError
+from gflow import analysis as an, GflowInputError
 from gflow.objectives.nonlinear_teachers import transport_teacher
 from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 

@@ -43,8 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 from gflow.study import check, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import GflowInputError, initializers, teachers
+from gflow import analysis as an, GflowInputError, initializers, teachers
 
 
 def raises_naming(name):

@@ -9,8 +9,7 @@ import pytest
 
 import gflow
 from conftest import REF_SAVES, REF_T1
-from gflow import analysis as an
-from gflow import initializers
+from gflow import analysis as an, initializers
 
 
 @pytest.mark.parametrize("structure", ["symmetric", "diagonal"])

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import teachers
+from gflow import analysis as an, teachers
 
 
 def cyclic_shift_model(d, w):

@@ -9,8 +9,7 @@ import pytest
 
 import gflow
 from conftest import REF_SAVES
-from gflow import analysis as an
-from gflow import flatten, GflowInputError
+from gflow import analysis as an, flatten, GflowInputError
 
 ETA = 0.02
 STEPS = 250  # t = 5

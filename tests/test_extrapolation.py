@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 
 
 def scaled_delay(d, scale):

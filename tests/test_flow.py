@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 
 T1 = 10.0
 N_SAVE = 25  # the same number of save times everywhere: the compiled solve is reused (see conftest.py)

@@ -14,8 +14,7 @@ import pytest
 
 import gflow
 from conftest import REF_SAVES
-from gflow import analysis as an
-from gflow import flatten, GflowInputError, initializers
+from gflow import analysis as an, flatten, GflowInputError, initializers
 
 
 class Vector(eqx.Module):

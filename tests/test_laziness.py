@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import GflowInputError
+from gflow import analysis as an, GflowInputError
 
 key = jax.random.key
 M, D, T, N = 6, 3, 5, 4  # the sizes of the other nonlinear tests: each new shape costs compilations

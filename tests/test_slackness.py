@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers
+from gflow import analysis as an, initializers
 
 
 def _slack_point(w=2.0):

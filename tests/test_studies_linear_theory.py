@@ -13,8 +13,7 @@ import pytest
 import gflow
 import memoryless
 import moment_pairs
-from gflow import analysis as an
-from gflow import initializers, teachers
+from gflow import analysis as an, initializers, teachers
 
 
 # ------------------------------------------------------------------------------------ moment-matched pairs

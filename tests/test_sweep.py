@@ -175,7 +175,7 @@ def test_corrupt_and_partial_runs_are_recomputed(tmp_path, count_flows):
     with open(os.path.join(first[0].path, "arrays.npz"), "r+b") as f:  # truncated arrays
         f.truncate(100)
     os.remove(os.path.join(first[1].path, "run.json"))  # killed before its metadata was written
-    with open(os.path.join(first[2].path, "final.pkl"), "ab") as f:  # a file changed after the run was written
+    with open(os.path.join(first[2].path, "final.npz"), "ab") as f:  # a file changed after the run was written
         f.write(b"junk")
     stale = os.path.join(tmp_path, "runs", ".tmp-999999999-k=3_seed=0")  # a dead process's temporary folder
     os.makedirs(stale)

@@ -7,14 +7,13 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import analysis as an
-from gflow import initializers
+from gflow import analysis as an, initializers
 
 
 def test_round_trip(reference_flow, tmp_path):
     traj = reference_flow
     path = traj.save(str(tmp_path / "run"))
-    assert sorted(os.listdir(path)) == ["arrays.npz", "meta.json", "model.pkl"]
+    assert sorted(os.listdir(path)) == ["arrays.npz", "meta.json", "model.json", "model.npz"]
     back = gflow.load_trajectory(path)
 
     np.testing.assert_array_equal(back.ts, traj.ts)

@@ -32,8 +32,7 @@ from ..batching import (
     take,
 )
 from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH
-from ..results._flow_batch import build as build_batch
-from ..results._flow_batch import FlowBatch
+from ..results._flow_batch import build as build_batch, FlowBatch
 from ..results._trajectory import Trajectory
 from ._progress import LogTimeProgressMeter
 from ._rosenbrock import GaussNewtonRosenbrock

@@ -5,29 +5,18 @@ floating-point arrays (:func:`flatten`, :func:`unflatten`).
 """
 
 from . import initializers as initializers
-from ._activations import Activation as Activation
-from ._activations import ACTIVATIONS as ACTIVATIONS
+from ._activations import Activation as Activation, ACTIVATIONS as ACTIVATIONS
 from ._elman_rnn import ElmanRNN as ElmanRNN
 from ._elman_settings import (
     elman_allen_zhu_li as elman_allen_zhu_li,
-)
-from ._elman_settings import (
     elman_cayci_eryilmaz as elman_cayci_eryilmaz,
-)
-from ._elman_settings import (
     elman_panigrahi_goyal as elman_panigrahi_goyal,
-)
-from ._elman_settings import (
     theory_output_scale as theory_output_scale,
 )
-from ._flatten import evaluate_rows as evaluate_rows
-from ._flatten import flatten as flatten
-from ._flatten import unflatten as unflatten
+from ._flatten import evaluate_rows as evaluate_rows, flatten as flatten, unflatten as unflatten
 from ._frozen import Frozen as Frozen
 from ._gated_rnn import GatedRNN as GatedRNN
-from ._gru import GRU as GRU
-from ._gru import gru as gru
+from ._gru import GRU as GRU, gru as gru
 from ._impulse_response import krylov_sequence as krylov_sequence
 from ._linear_rnn import LinearRNN as LinearRNN
-from ._lstm import LSTM as LSTM
-from ._lstm import lstm as lstm
+from ._lstm import LSTM as LSTM, lstm as lstm

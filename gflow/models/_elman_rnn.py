@@ -16,8 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from .._checks import check_sequence, GflowInputError
-from ._activations import Activation
-from ._activations import activation as _activation
+from ._activations import Activation, activation as _activation
 from ._frozen import Frozen, unfrozen
 from ._linear_rnn import _check_finite
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._checks import check_sequence as check_sequence
-from .._checks import positive_float, positive_int
+from .._checks import check_sequence as check_sequence, positive_float, positive_int
 
 
 def impulse(length: int) -> jax.Array:

@@ -3,15 +3,11 @@ files they are saved to (DESIGN.md, trajectories)."""
 
 from ._flow_batch import FlowBatch as FlowBatch
 from ._json import jsonable as jsonable
+from ._legacy import convert_legacy as convert_legacy
+from ._model_file import load_model as load_model, save_model as save_model
 from ._trajectory import (
     load_trajectory as load_trajectory,
-)
-from ._trajectory import (
     package_versions as package_versions,
-)
-from ._trajectory import (
     STATUSES as STATUSES,
-)
-from ._trajectory import (
     Trajectory as Trajectory,
 )

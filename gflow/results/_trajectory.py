@@ -1,6 +1,7 @@
 """What a run produced: saved times, losses, diagnostics, parameters, solver statistics and status.
 
-Saved to a folder (``arrays.npz``, ``meta.json``, ``model.pkl``) and loaded back in one line:
+Saved to a folder (``arrays.npz``, ``meta.json``, and the final model as ``model.json`` + ``model.npz``, see
+gflow/results/_model_file.py: no pickle) and loaded back in one line:
 ``traj = gflow.load_trajectory("runs/eps1e-3")``.
 """
 
@@ -10,15 +11,14 @@ import dataclasses
 import functools
 import json
 import os
-import pickle
 import platform
 from typing import Any
 
-import jax
 import numpy as np
 
 from ..models._flatten import flatten, unflatten
 from ._json import jsonable
+from ._model_file import load_model, read_npz, save_model
 
 STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged")
 
@@ -40,10 +40,6 @@ def _package_versions() -> dict[str, str]:
         except md.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def _to_numpy_tree(tree):
-    return jax.tree_util.tree_map(lambda x: np.asarray(x) if isinstance(x, jax.Array) else x, tree)
 
 
 @dataclasses.dataclass
@@ -89,8 +85,7 @@ class Trajectory:
         tmp = os.path.join(path, ".arrays.tmp.npz")
         np.savez_compressed(tmp, **arrays)
         os.replace(tmp, os.path.join(path, "arrays.npz"))
-        with open(os.path.join(path, "model.pkl"), "wb") as f:
-            pickle.dump(_to_numpy_tree(self.final), f)
+        save_model(self.final, path)
         meta = {"status": self.status, "message": self.message, "stats": self.stats, "config": self.config,
                 "convention": self.convention, "versions": package_versions()}
         with open(os.path.join(path, "meta.json"), "w") as f:
@@ -99,13 +94,10 @@ class Trajectory:
 
     @classmethod
     def load(cls, path: str) -> "Trajectory":
-        with np.load(os.path.join(path, "arrays.npz")) as z:
-            arrays = {k: z[k] for k in z.files}
+        final = load_model(path)  # first: a folder from an older gflow gets its conversion hint
+        arrays = read_npz(os.path.join(path, "arrays.npz"))
         with open(os.path.join(path, "meta.json")) as f:
             meta = json.load(f)
-        with open(os.path.join(path, "model.pkl"), "rb") as f:
-            final = jax.tree_util.tree_map(lambda x: jax.numpy.asarray(x) if isinstance(x, np.ndarray) else x,
-                                           pickle.load(f))
         diags = {k[len("diag__"):]: v for k, v in arrays.items() if k.startswith("diag__")}
         return cls(ts=arrays["ts"], loss=arrays["loss"], diagnostics=diags, params=arrays["params"],
                    final=final, stats=meta["stats"], status=meta["status"], message=meta.get("message", ""),

@@ -6,7 +6,7 @@ training lengths are padded to the group's longest, :meth:`gflow.PopulationLoss.
 in batches with :func:`gflow.solve_flows`, and writes each run to ``out/runs/<name>/`` as soon as its batch is done.
 
 A run folder holds ``arrays.npz`` (saved times, losses, the final parameters and whatever ``record(traj, config)``
-returned), ``final.pkl`` (the final model), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
+returned), ``final.json`` + ``final.npz`` (the final model, gflow/results/_model_file.py: no pickle), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
 parameters at every saved time: a few MB per run, hence off by default) and, written last, ``run.json``: the
 configuration, the solver options, status, statistics and the SHA-256 of every other file. A run is written into a
 temporary folder that is renamed into place (``os.replace``), so a folder under its final name is complete unless
@@ -34,7 +34,6 @@ import itertools
 import json
 import math
 import os
-import pickle
 import re
 import shutil
 import time
@@ -51,12 +50,15 @@ from ..batching import bucket_size, stack, take
 from ..flow._solve import default_atols, flat_parameters
 from ..models._flatten import flatten
 from ..results._json import jsonable
+from ..results._legacy import file_sha256
+from ..results._model_file import load_model, read_npz, save_model
 from ..results._trajectory import package_versions, Trajectory
 
 RUNS_DIR = "runs"
 RUN_FILE = "run.json"
 ARRAYS_FILE = "arrays.npz"
-FINAL_FILE = "final.pkl"
+FINAL_STEM = "final"  # final.json + final.npz
+LEGACY_FINAL_FILE = "final.pkl"  # written by gflow before the pickle-free format; never loaded
 TRAJECTORY_DIR = "trajectory"
 _TMP_PREFIX = ".tmp-"
 _RECORD_PREFIX = "record__"
@@ -173,10 +175,8 @@ class SweepRun:
 
     @property
     def final(self):
-        """The final model (loaded from ``final.pkl``)."""
-        with open(os.path.join(self.path, FINAL_FILE), "rb") as f:
-            return jax.tree_util.tree_map(lambda x: jax.numpy.asarray(x) if isinstance(x, np.ndarray) else x,
-                                          pickle.load(f))
+        """The final model (from ``final.json`` + ``final.npz``)."""
+        return load_model(self.path, FINAL_STEM)
 
     def trajectory(self) -> Trajectory:
         """The full trajectory, if the sweep kept it (``keep_trajectory=True``)."""
@@ -184,14 +184,6 @@ class SweepRun:
         if not os.path.isdir(path):
             raise GflowInputError(f"run {self.name} was saved without its trajectory (keep_trajectory=False)")
         return Trajectory.load(path)
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _files_under(root: str) -> list[str]:
@@ -229,11 +221,10 @@ def _load_run(path: str, identity: dict, name: str) -> SweepRun | None:
         if sorted(files) != _files_under(path):
             return None
         for rel, digest in files.items():
-            if _sha256(os.path.join(path, rel)) != digest:
+            if file_sha256(os.path.join(path, rel)) != digest:
                 return None
-        with np.load(os.path.join(path, ARRAYS_FILE)) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        arrays = read_npz(os.path.join(path, ARRAYS_FILE))
+    except (OSError, ValueError, KeyError, TypeError, EOFError):  # GflowInputError is a ValueError
         return None
     record = {k[len(_RECORD_PREFIX):]: v for k, v in arrays.items() if k.startswith(_RECORD_PREFIX)}
     arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
@@ -254,14 +245,13 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
     arrays = {"ts": np.asarray(traj.ts), "loss": np.asarray(traj.loss), "final_params": np.asarray(theta)}
     record_arrays = {f"{_RECORD_PREFIX}{k}": np.asarray(v) for k, v in record.items()}
     np.savez_compressed(os.path.join(tmp, ARRAYS_FILE), **arrays, **record_arrays)
-    with open(os.path.join(tmp, FINAL_FILE), "wb") as f:
-        pickle.dump(jax.tree_util.tree_map(lambda x: np.asarray(x) if isinstance(x, jax.Array) else x, traj.final), f)
+    save_model(traj.final, tmp, FINAL_STEM)
     if keep_trajectory:
         traj.save(os.path.join(tmp, TRAJECTORY_DIR))
     meta = {"identity": identity, "status": traj.status, "message": traj.message, "stats": traj.stats,
             "program_size": program_size,
             "flow_config": traj.config, "versions": package_versions(),
-            "files": {rel: _sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
+            "files": {rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
     with open(os.path.join(tmp, RUN_FILE), "w") as f:
         json.dump(jsonable(meta), f, indent=1, default=str)
         f.flush()
@@ -422,6 +412,10 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     if progress:
         print(f"sweep {out}: {total} configurations, {n_loaded} complete on disk, {todo} to compute "
               f"({len(groups)} shape group{'s' if len(groups) != 1 else ''}, batches of ≤ {batch_size})", flush=True)
+        legacy = sum(os.path.exists(os.path.join(runs_dir, n, LEGACY_FINAL_FILE)) for n in names)
+        if legacy:
+            print(f"sweep: {legacy} run(s) on disk were written by an older gflow with pickle (final.pkl); they are "
+                  "recomputed, never unpickled", flush=True)
     started, computed = time.perf_counter(), 0
     for idx, losses, models in groups:
         pending = [p for p, i in enumerate(idx) if results[i] is None]

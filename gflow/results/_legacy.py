@@ -1,0 +1,70 @@
+"""Converting folders written by gflow ≤ 0.1, which stored models with pickle, to the pickle-free format.
+
+Unpickling runs code from the file, so gflow never does it on its own: :func:`convert_legacy` does it once, and
+only when the caller says the folder is trusted (``trust_pickle=True``: folders you made yourself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+
+from .._checks import GflowInputError
+from ._model_file import save_model
+
+# (old pickle, new stem): a trajectory folder's model, a sweep run's final model
+LEGACY_FILES = (("model.pkl", "model"), ("final.pkl", "final"))
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes (hex), read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def convert_legacy(path: str, *, trust_pickle: bool = False) -> list[str]:
+    """Rewrite every pickled model under the folder ``path`` (a saved trajectory, a sweep run, or a whole sweep) as
+    ``<stem>.json`` + ``<stem>.npz`` and delete the pickle; a sweep run's ``run.json`` checksums are updated.
+    Returns the converted files. ``trust_pickle=True`` is required: it loads each pickle once, which runs any code
+    the file holds."""
+    if not trust_pickle:
+        raise GflowInputError("convert_legacy unpickles the old files, which runs code from them: pass "
+                              "trust_pickle=True only for folders you made yourself")
+    if not os.path.isdir(path):
+        raise GflowInputError(f"{path!r} is not a folder")
+    converted = []
+    for folder, _, files in sorted(os.walk(path)):
+        for old, stem in LEGACY_FILES:
+            if old not in files:
+                continue
+            with open(os.path.join(folder, old), "rb") as f:
+                model = pickle.load(f)  # noqa: S301 (the caller vouched for this folder)
+            save_model(model, folder, stem)
+            os.remove(os.path.join(folder, old))
+            converted.append(os.path.join(folder, old))
+            _update_checksums(folder, old, stem)
+    return converted
+
+
+def _update_checksums(folder: str, old: str, stem: str) -> None:
+    """A sweep run lists the SHA-256 of its files in run.json: swap the pickle's entry for the new files."""
+    run_file = os.path.join(folder, "run.json")
+    if not os.path.exists(run_file):
+        return
+    with open(run_file) as f:
+        meta = json.load(f)
+    files = meta.get("files")
+    if not isinstance(files, dict) or old not in files:
+        return
+    del files[old]
+    for name in (f"{stem}.json", f"{stem}.npz"):
+        files[name] = file_sha256(os.path.join(folder, name))
+    meta["files"] = dict(sorted(files.items()))
+    with open(run_file + ".tmp", "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(run_file + ".tmp", run_file)

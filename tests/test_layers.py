@@ -1,0 +1,69 @@
+"""The layers of DESIGN.md, one way (issue 12): a subpackage of gflow imports only from the layers it builds on.
+Data layers (models, objectives, results) never import an integrator; analysis never integrates."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+GFLOW = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gflow")
+BASE = {"_checks", "_dtype", "_compilation_cache", "batching"}
+# layer -> the layers it may import from (besides itself and BASE)
+ALLOWED = {
+    "base": set(),
+    "models": set(),
+    "objectives": {"models"},
+    "results": {"models"},
+    "flow": {"models", "objectives", "results"},
+    "discrete": {"models", "objectives", "results", "flow"},
+    "sweep": {"models", "objectives", "results", "flow"},
+    "analysis": {"models", "objectives", "results"},
+    "study": {"results", "analysis"},
+}
+
+
+def layer_of(module: str) -> str:
+    """'gflow.flow._solve' -> 'flow'; the top-level infrastructure modules -> 'base'."""
+    top = module.split(".")[1]
+    return "base" if top in BASE else top
+
+
+def gflow_imports(path: str, module: str) -> set[str]:
+    """Absolute names of the gflow modules (or names) that ``path`` (module ``module``) imports."""
+    package = module.split(".")[:-1] if not path.endswith("__init__.py") else module.split(".")
+    found = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                found |= {f"{target}.{a.name}" if not node.module else target for a in node.names}
+            elif node.module and node.module.split(".")[0] == "gflow":
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "gflow"}
+    return {f for f in found if f.count(".") >= 1}
+
+
+def _modules():
+    for dirpath, _, files in os.walk(GFLOW):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, os.path.dirname(GFLOW))[:-3].replace(os.sep, ".")
+                if rel != "gflow.__init__":
+                    yield path, rel.removesuffix(".__init__")
+
+
+@pytest.mark.parametrize("path,module", list(_modules()), ids=lambda x: x if "." in str(x) else "")
+def test_imports_follow_the_layers(path, module):
+    own = layer_of(module)
+    bad = sorted(f for f in gflow_imports(path, module)
+                 if layer_of(f) not in ALLOWED[own] | {own, "base"})
+    assert bad == [], f"{module} ({own}) imports {bad}; allowed: {sorted(ALLOWED[own] | {own, 'base'})}"
+
+
+def test_the_layer_check_can_fail():
+    assert layer_of("gflow.discrete._runners") not in ALLOWED["objectives"] | {"objectives", "base"}
