@@ -264,12 +264,9 @@ def fit_exponent(widths, values):
     """(exponent p, prefactor c) of values ≈ c m^p, least squares in log-log (``gflow.analysis.fit_power_law``) over
     the positive values; (nan, nan) when fewer than two are positive (e.g. no ReLU flipped at all)."""
     widths, values = np.asarray(widths, float), np.asarray(values, float)
-    ok = (values > 0) & np.isfinite(values)
-    if ok.sum() < 2:
+    if np.sum((values > 0) & np.isfinite(values)) < 2:
         return float("nan"), float("nan")
-    p = an.fit_power_law(widths[ok], values[ok])
-    c = float(np.exp(np.mean(np.log(values[ok]) - p * np.log(widths[ok]))))
-    return p, c
+    return an.fit_power_law_with_prefactor(widths, values)
 
 
 def movement_key(setting):

@@ -271,7 +271,7 @@ def part_c(args, checks, results):
         raise RuntimeError(f"gflow.analysis memory functions disagree with the direct sums ({library:.2e})")
     bounded = max(float(curves[z][-1] * (1 - z) ** 3) for z in Z_GRID if z < 1)  # sup_T μ_T = 1/(1 − z)³
     critical = float(np.max(np.abs(curves[1.0] - ts**2 * (ts + 1) / 2) / (ts**2 * (ts + 1) / 2)))
-    rates = {z: float(np.polyfit(ts[32:], np.log(curves[z][32:] / ts[32:]), 1)[0]) for z in Z_GRID if z > 1}
+    rates = {z: an.fit_exponential_rate(ts[32:], curves[z][32:] / ts[32:]) for z in Z_GRID if z > 1}
     rate_err = max(abs(r / (2 * np.log(z)) - 1) for z, r in rates.items())
     src = f"{SOURCE}, §4.1 eqs. (10), (30), Remark 5 (spec 003 P11(a))"
     checks += [
@@ -308,7 +308,7 @@ def part_d(args, checks, results):
              for label, a in zip(("short", "long"), args.alphas)}
     f = args.fit_steps
     z_long = args.alphas[1] * sigma.sigma1
-    rate = float(np.polyfit(ts[1:f], np.log(u_parts[("long", args.small_radius)][1:f]), 1)[0])
+    rate = an.fit_exponential_rate(ts[1:f], u_parts[("long", args.small_radius)][1:f])
     short_unit = curves[("short", 1.0)]
     half = len(ts) // 2
     short_growth = float(np.max(short_unit[half:]) / np.max(short_unit[:half]))

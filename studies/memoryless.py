@@ -457,7 +457,7 @@ def part_lemma63(args, teacher, checks, results):
         delta = (0.5 * eps * (lam**2 - 1) / (lam ** (2 * k) - 1)) ** 0.25
         q_star = int(np.ceil(np.log(1 + (lam**2 - 1) / delta**4) / (2 * np.log(lam))))
         satisfied.append(bool(closed(delta, k) < eps and closed(delta, q_star) > 1.0))
-    slope = float(np.polyfit(qs, np.log(curves[deltas[0]]), 1)[0])
+    slope = an.fit_exponential_rate(qs, curves[deltas[0]])
     src = f"{SOURCE}, Lemma 6.3 (construction of spec 001 §3.3 [D, V])"
     residual = float(an.readout_slackness_residual(model(deltas[0])))
     checks += [

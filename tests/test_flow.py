@@ -18,7 +18,7 @@ class Scalar(eqx.Module):
     theta: jax.Array
 
 
-class NegativeQuartic(eqx.Module):
+class NegativeQuartic(gflow.objectives.AbstractSumOfSquares):
     """L(θ) = −θ⁴, so dθ/dt = −L'(θ) = 4θ³ and θ(t) = θ0 / √(1 − 8 θ0² t) blows up at t* = 1/(8 θ0²)."""
 
     def residuals(self, model):
@@ -29,7 +29,7 @@ class NegativeQuartic(eqx.Module):
         return -jnp.sum(r * r)
 
 
-class ShiftedQuadratic(eqx.Module):
+class ShiftedQuadratic(gflow.objectives.AbstractSumOfSquares):
     """L(θ) = ‖θ − 1‖² − 2: a perfectly tame gradient flow whose loss value happens to be negative."""
 
     def residuals(self, model):
@@ -40,7 +40,7 @@ class ShiftedQuadratic(eqx.Module):
         return jnp.sum(r * r) - 2.0
 
 
-class StiffQuadratic(eqx.Module):
+class StiffQuadratic(gflow.objectives.AbstractSumOfSquares):
     """L(θ) = (10 θ)²: dθ/dt = −200 θ, stiff for an explicit method with loose tolerances."""
 
     def residuals(self, model):

@@ -15,7 +15,7 @@ ALLOWED = {
     "base": set(),
     "models": set(),
     "objectives": {"models"},
-    "results": {"models"},
+    "results": {"models", "objectives"},
     "flow": {"models", "objectives", "results"},
     "discrete": {"models", "objectives", "results", "flow"},
     "sweep": {"models", "objectives", "results", "flow"},

@@ -197,7 +197,7 @@ def test_bad_sequences_and_settings():
         model(jnp.ones(5))
     with raises_naming("x"):
         gflow.models.gru(key(0), 3)(jnp.ones((5, 2)))
-    with raises_naming("m"):
+    with raises_naming("hidden_size"):
         gflow.models.elman_cayci_eryilmaz(key(0), 5, alpha=0.5)
     with raises_naming("alpha"):
         gflow.models.elman_cayci_eryilmaz(key(0), 4, alpha=-1.0)

@@ -17,7 +17,7 @@ class Params(eqx.Module):
     theta: jax.Array
 
 
-class LinearLeastSquares(eqx.Module):
+class LinearLeastSquares(gflow.objectives.AbstractSumOfSquares):
     """L = ‖Mθ − b‖²: the flow θ' = −2Mᵀ(Mθ − b) is linear and its Gauss–Newton Jacobian is exact."""
 
     M: jax.Array
@@ -31,7 +31,7 @@ class LinearLeastSquares(eqx.Module):
         return jnp.sum(r * r)
 
 
-class CurvedLeastSquares(eqx.Module):
+class CurvedLeastSquares(gflow.objectives.AbstractSumOfSquares):
     """Nonlinear residuals, so −2JᵀJ is only an approximation of the flow's Jacobian (the W-method case)."""
 
     def residuals(self, p):

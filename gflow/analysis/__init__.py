@@ -6,8 +6,6 @@ from .balance import (
     balance_ratio as balance_ratio,
     balancing_time as balancing_time,
     early_phase_rate as early_phase_rate,
-    fit_exponential_rate as fit_exponential_rate,
-    fit_power_law as fit_power_law,
     imbalance_norm as imbalance_norm,
     transition_to_balance_ratio as transition_to_balance_ratio,
 )
@@ -32,10 +30,16 @@ from .extrapolation import (
     tail_errors as tail_errors,
     zero_solution_error as zero_solution_error,
 )
+from .fits import (
+    fit_drift_exponents as fit_drift_exponents,
+    fit_exponential_rate as fit_exponential_rate,
+    fit_log_scaling as fit_log_scaling,
+    fit_power_law as fit_power_law,
+    fit_power_law_with_prefactor as fit_power_law_with_prefactor,
+)
 from .gd_vs_flow import (
     balance_matrix_drift as balance_matrix_drift,
     distance_to_flow as distance_to_flow,
-    fit_drift_exponents as fit_drift_exponents,
     impulse_response_distance as impulse_response_distance,
     loss_gap as loss_gap,
     parameter_distance as parameter_distance,
@@ -81,7 +85,6 @@ from .slackness import (
 from .small_init import (
     crossing_time as crossing_time,
     escape_time as escape_time,
-    fit_log_scaling as fit_log_scaling,
     on_rescaled_grid as on_rescaled_grid,
     Plateau as Plateau,
     plateau_end as plateau_end,

@@ -65,27 +65,3 @@ def early_phase_rate(model_rate: str, w0: float, convention: str = "L") -> float
     return sign * 2.0 * w0 if convention == "L" else sign * w0
 
 
-def fit_exponential_rate(ts, values, *, t_min: float | None = None, t_max: float | None = None) -> float:
-    """Least-squares slope of log(values) against t on [t_min, t_max]: the rate r in values ∝ e^{r t}."""
-    ts = np.asarray(ts, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64)
-    mask = np.isfinite(ts) & np.isfinite(values) & (values > 0)
-    if t_min is not None:
-        mask &= ts >= t_min
-    if t_max is not None:
-        mask &= ts <= t_max
-    if mask.sum() < 2:
-        raise GflowInputError("need at least two positive, finite samples in the window to fit a rate")
-    slope, _ = np.polyfit(ts[mask], np.log(values[mask]), 1)
-    return float(slope)
-
-
-def fit_power_law(xs, ys) -> float:
-    """Least-squares slope of log y against log x: the exponent p in y ∝ x^p."""
-    xs = np.asarray(xs, dtype=np.float64)
-    ys = np.asarray(ys, dtype=np.float64)
-    mask = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
-    if mask.sum() < 2:
-        raise GflowInputError("need at least two positive, finite points to fit a power law")
-    slope, _ = np.polyfit(np.log(xs[mask]), np.log(ys[mask]), 1)
-    return float(slope)

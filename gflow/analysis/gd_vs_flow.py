@@ -17,8 +17,8 @@ import numpy as np
 
 from .._checks import GflowInputError, positive_int
 from .along import along
-from .balance import fit_power_law
 from .conserved import balance_matrix, balance_matrix_scale, drift_series
+from .fits import fit_power_law
 
 
 class _ImpulseResponse(eqx.Module):
@@ -90,23 +90,3 @@ def balance_matrix_drift(traj, *, relative: bool = True) -> np.ndarray:
     along the run), Q = AAᵀ − AᵀA + BBᵀ − CᵀC, conserved by the flow."""
     d = drift_series(along(traj, balance_matrix))
     return d / np.max(along(traj, balance_matrix_scale)) if relative else d
-
-
-def fit_drift_exponents(etas, times, drifts, *, t_min: float | None = None, t_max: float | None = None):
-    """(p, q) of drift ≈ c · η^p · t^q, by least squares on log drift over every run i (step size etas[i], saved
-    times times[i], drifts drifts[i]) and every positive finite sample with t_min ≤ t ≤ t_max."""
-    if not len(etas) == len(times) == len(drifts):
-        raise GflowInputError("`etas`, `times` and `drifts` must have one entry per run")
-    rows, rhs = [], []
-    for eta, ts, ds in zip(etas, times, drifts):
-        ts, ds = np.asarray(ts, dtype=np.float64), np.asarray(ds, dtype=np.float64)
-        keep = np.isfinite(ts) & np.isfinite(ds) & (ts > 0) & (ds > 0)
-        keep &= ts >= (t_min if t_min is not None else -np.inf)
-        keep &= ts <= (t_max if t_max is not None else np.inf)
-        rows += [[1.0, np.log(eta), np.log(t)] for t in ts[keep]]
-        rhs += list(np.log(ds[keep]))
-    X = np.asarray(rows)
-    if len(X) < 3 or np.linalg.matrix_rank(X) < 3:
-        raise GflowInputError("need samples at two or more step sizes and two or more times to fit both exponents")
-    coef, *_ = np.linalg.lstsq(X, np.asarray(rhs), rcond=None)
-    return float(coef[1]), float(coef[2])

@@ -113,23 +113,6 @@ def plateaus(ts, loss, *, band: float = 0.01, min_fraction: float = 0.05) -> lis
     return out
 
 
-def fit_log_scaling(eps, times) -> tuple[float, float]:
-    """Least-squares (slope, intercept) of times = slope · ln(1/ε) + intercept (escape times of a sweep over ε);
-    NaN times (runs that never escaped) are left out."""
-    e = _epsilon(eps)
-    try:
-        t = np.asarray(times, dtype=np.float64)  # NaN allowed: a run that never escaped is left out
-    except (TypeError, ValueError):
-        raise GflowInputError(f"`times` must be a real array, got {type(times).__name__}") from None
-    if e.shape != t.shape:
-        raise GflowInputError(f"`eps` and `times` must have the same shape, got {e.shape} and {t.shape}")
-    mask = np.isfinite(t)
-    if mask.sum() < 2:
-        raise GflowInputError("need at least two finite times to fit times against ln(1/ε)")
-    slope, intercept = np.polyfit(np.log(1.0 / e[mask]), t[mask], 1)
-    return float(slope), float(intercept)
-
-
 def on_rescaled_grid(ts, values, eps, grid) -> np.ndarray:
     """values interpolated at t = grid · ln(1/ε), so curves from a sweep over ε can be compared pointwise;
     NaN outside the saved range."""

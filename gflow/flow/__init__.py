@@ -17,4 +17,4 @@ from ._solve import (
     STOCK_SOLVERS as STOCK_SOLVERS,
     validate_flows as validate_flows,
 )
-from ._term import GradientFlowTerm as GradientFlowTerm
+from ._term import AbstractSumOfSquaresTerm as AbstractSumOfSquaresTerm, GradientFlowTerm as GradientFlowTerm

@@ -29,9 +29,11 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import lineax as lx
 import numpy as np
+from diffrax._term import AdjointTerm, WrapTerm  # diffeqsolve's term wrappers (not exported)
 
 from .._checks import GflowInputError, one_of
 from ..objectives._residual_jacobian import DenseResidualJacobian
+from ._term import AbstractSumOfSquaresTerm
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,15 +80,16 @@ ROS34PW2 = RosenbrockTableau(
 )
 
 
-def _flow_term(terms):
-    """The gradient-flow term inside diffrax's wrappers, which must expose residuals r(θ) with L = ‖r‖²."""
-    while not hasattr(terms, "residuals") and isinstance(getattr(terms, "term", None), diffrax.AbstractTerm):
-        terms = terms.term  # diffeqsolve wraps terms (diffrax.WrapTerm) for the direction of integration
-    if not callable(getattr(terms, "residuals", None)):
+def _flow_term(terms) -> AbstractSumOfSquaresTerm:
+    """The gradient-flow term of a sum of squares, inside diffrax's wrappers (diffeqsolve wraps terms for the
+    direction of integration, and the adjoint for backpropagation; each wrapper holds its term in ``.term``)."""
+    while isinstance(terms, (WrapTerm, AdjointTerm)):
+        terms = terms.term
+    if not isinstance(terms, AbstractSumOfSquaresTerm):
         raise TypeError(
-            "GaussNewtonRosenbrock needs a gradient-flow term that exposes residuals r(θ) with L = ‖r‖² "
-            "(gflow.flow.GradientFlowTerm, as built by gflow.solve_flow). For a general ODE use a stock diffrax "
-            "solver such as diffrax.Kvaerno5."
+            "GaussNewtonRosenbrock needs the gradient-flow term of a sum of squares L = ‖r‖² with its residuals r "
+            "(gflow.flow.GradientFlowTerm, as built by gflow.solve_flow, or any gflow.flow.AbstractSumOfSquaresTerm). "
+            "For a general ODE use a stock diffrax solver such as diffrax.Kvaerno5."
         )
     return terms
 
@@ -126,7 +129,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
       ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals`` and J is either
       matrix-free (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n;
-      default 2²⁴, 134 MB), conjugate gradients otherwise (large nonlinear models on many samples).
+      default 2²⁷, 1 GiB in float64), conjugate gradients otherwise (large nonlinear models on many samples).
     - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
       ``residual_jacobian_operator``, else materialized in closed form or by reverse passes) is recomputed every
       this many steps and reused in between. A W-method keeps its order with a lagged Jacobian. ``"auto"``
@@ -167,8 +170,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
 
     @staticmethod
     def _matrix_free(flow, y0) -> bool:
-        operator = getattr(flow, "residual_jacobian_operator", None)
-        return operator is not None and not isinstance(jax.eval_shape(operator, y0), DenseResidualJacobian)
+        return not isinstance(jax.eval_shape(flow.residual_jacobian_operator, y0), DenseResidualJacobian)
 
     def _uses_woodbury(self, flow, y0) -> bool:
         if self.linear_solver != "auto":
@@ -189,12 +191,8 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     @staticmethod
     def _jacobian(flow, y):
         """The residual Jacobian as an operator (matrix-free when the loss has a structured form, else
-        materialized: closed form or m reverse passes) and its Gram matrix J Jᵀ."""
-        operator = getattr(flow, "residual_jacobian_operator", None)
-        if operator is not None:
-            jac = operator(y)
-        else:
-            jac = DenseResidualJacobian((getattr(flow, "residual_jacobian", None) or jax.jacrev(flow.residuals))(y))
+        materialized: closed form or autodiff) and its Gram matrix J Jᵀ."""
+        jac = flow.residual_jacobian_operator(y)
         return jac, jac.gram()
 
     def init(self, terms, t0, t1, y0, args):

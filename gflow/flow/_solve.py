@@ -32,6 +32,7 @@ from ..batching import (
     take,
 )
 from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH
+from ..objectives._abstract_objective import AbstractSumOfSquares
 from ..results._flow_batch import build as build_batch, FlowBatch
 from ..results._trajectory import Trajectory
 from ._progress import LogTimeProgressMeter
@@ -94,6 +95,8 @@ def log_save_times(t0: float, t1: float, n: int, first: float | None = None) -> 
 
 
 def _save_times(save_at, t0, t1):
+    if isinstance(save_at, diffrax.SaveAt):
+        save_at = _save_at_times(save_at, t0)
     if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
         return log_save_times(t0, t1, int(save_at))
     ts = np.asarray(save_at, dtype=np.float64).reshape(-1)
@@ -102,6 +105,20 @@ def _save_times(save_at, t0, t1):
     if np.any(np.diff(ts) < 0) or ts[0] < t0 or ts[-1] > t1:
         raise GflowInputError(f"`save_at` times must be sorted and lie in [t0, t1] = [{t0}, {t1}]")
     return ts
+
+
+_SAVE_Y = diffrax.SaveAt(t1=True).subs.fn  # diffrax's default: save the state itself
+
+
+def _save_at_times(save_at: diffrax.SaveAt, t0: float) -> np.ndarray:
+    """The times of a ``diffrax.SaveAt(ts=..., t0=...)``: gflow saves the parameters at given times (and always
+    at the last time reached), so dense output, every step, or a custom ``fn`` are refused."""
+    subs = save_at.subs
+    if save_at.dense or not isinstance(subs, diffrax.SubSaveAt) or subs.steps or subs.fn is not _SAVE_Y:
+        raise GflowInputError("`save_at` as a diffrax.SaveAt may only give times (SaveAt(ts=..., t0=..., t1=...)); "
+                              "gflow saves the flat parameters at those times and evaluates `diagnostics` there")
+    ts = [] if subs.ts is None else list(np.asarray(subs.ts, dtype=np.float64).reshape(-1))
+    return np.asarray(([t0] if subs.t0 else []) + ts)
 
 
 def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
@@ -121,8 +138,10 @@ def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
     return items
 
 
-def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter, watch_loss):
-    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` static."""
+def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
+                   watch_loss):
+    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` static; ``controller`` None
+    (a PIDController from rtol and atol) or the user's step-size controller."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
     diverge_loss, diverge_norm = diverge[0], diverge[1]
@@ -139,7 +158,8 @@ def _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, dive
         term, solver, t0, t1, None, theta0,
         # A step size collapsing to dtmin (e.g. every trial step lands on NaN) ends the run as a failure
         # instead of grinding on to max_steps.
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
+        stepsize_controller=controller if controller is not None else
+        diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
         saveat=diffrax.SaveAt(ts=ts, t1=True),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
@@ -188,14 +208,14 @@ _integrate = _cacheable(eqx.filter_jit(_integrate_one))
 _DTMIN_RELATIVE = 1e-14
 
 
-def _integrate_batch_impl(losses, models0, diverge, atol, solver, t0, t1, ts, rtol, stop_loss, max_steps, meter,
+def _integrate_batch_impl(losses, models0, diverge, atol, solver, controller, t0, t1, ts, rtol, stop_loss, max_steps, meter,
                           watch_loss, mesh):
     """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
     lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
 
     def local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss):
         def one(loss, model0, diverge, atol):
-            return _integrate_one(loss, model0, solver, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps,
+            return _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps,
                                   meter, watch_loss)
 
         return eqx.filter_vmap(one)(losses, models0, diverge, atol)
@@ -257,6 +277,7 @@ class _Setup(eqx.Module):
     solver: Any
     solver_name: str
     progress: bool | str
+    controller: Any = None  # a user's diffrax step-size controller; None: PIDController(rtol, atol)
 
     @property
     def evaluations_per_step(self):
@@ -291,20 +312,48 @@ def _check_model_and_loss(loss, model0, name="model0"):
     return theta0, loss0
 
 
-def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress):
+DEFAULT_RTOL = 1e-8
+
+
+def _controller(stepsize_controller, rtol, atol):
+    """(controller or None, rtol): ``rtol``/``atol`` are the shortcut for a PIDController (None); a diffrax
+    controller given instead is used as it is, and then neither shortcut may be given."""
+    if stepsize_controller is None:
+        return None, DEFAULT_RTOL if rtol is None else positive_float("rtol", rtol)
+    if not isinstance(stepsize_controller, diffrax.AbstractStepSizeController):
+        raise GflowInputError(f"`stepsize_controller` must be a diffrax step-size controller (e.g. "
+                              f"diffrax.PIDController(rtol=..., atol=...)), got {type(stepsize_controller).__name__}")
+    if rtol is not None or atol is not None:
+        raise GflowInputError("give either `rtol`/`atol` (gflow builds a PIDController from them) or a "
+                              "`stepsize_controller`, not both")
+    nominal = getattr(stepsize_controller, "rtol", None)  # recorded only; None for controllers without one
+    return stepsize_controller, DEFAULT_RTOL if nominal is None else float(nominal)
+
+
+def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress,
+           stepsize_controller=None):
     t0 = float(t0)
     t1 = positive_float("t1", t1)
     if not np.isfinite(t0) or t1 <= t0:
         raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
-    rtol = positive_float("rtol", rtol)
+    controller, rtol = _controller(stepsize_controller, rtol, atol)
     atol = None if atol is None else positive_float("atol", atol)
     solver_obj, solver_name = make_solver(solver)
-    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol,
+    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
                   diverge_factor=positive_float("diverge_factor", diverge_factor),
                   max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
                   solver=solver_obj, solver_name=solver_name,
                   progress=progress if progress == "auto" else bool(progress))
+
+
+def _check_solver_fits(setup: _Setup, loss) -> None:
+    """gflow's Rosenbrock solver factors the Gauss–Newton matrix of L = ‖r‖²: it needs a sum of squares."""
+    if isinstance(setup.solver, GaussNewtonRosenbrock) and not isinstance(loss, AbstractSumOfSquares):
+        raise GflowInputError(
+            f"solver {setup.solver_name!r} needs a sum-of-squares loss (gflow.objectives.AbstractSumOfSquares: "
+            f"implement `residuals(model)` with L = ‖r‖²), got {type(loss).__name__}; any other loss runs with a "
+            "stock diffrax solver, e.g. solver='kvaerno5' (stiff) or 'tsit5'")
 
 
 def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
@@ -336,20 +385,23 @@ def _batch_diagnostics(setup, models0, params):
     return {k: np.asarray(v).reshape(params.shape[:2] + np.shape(v)[1:]) for k, v in values.items()}
 
 
-def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
-               config: Mapping[str, Any] | None = None) -> Trajectory:
+               config: Mapping[str, Any] | None = None, stepsize_controller=None) -> Trajectory:
     """Integrate the gradient flow dθ/dt = −∇L(θ) of ``loss`` from ``model0`` over [t0, t1].
 
     - ``loss``: a module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`); gflow's default
       solver also uses its ``residuals`` (L = ‖r‖²).
-    - ``rtol``, ``atol``: the step-size controller's tolerances. ``atol`` defaults to rtol × RMS(θ0) (≤ rtol),
-      so that tiny initializations are integrated to relative accuracy.
+    - ``rtol`` (default 1e-8), ``atol``: the tolerances of the PIDController gflow builds (with dtmin
+      1e-14·max(1, t1)). ``atol`` defaults to rtol × RMS(θ0) (≤ rtol), so that tiny initializations are
+      integrated to relative accuracy. ``stepsize_controller``: any diffrax step-size controller instead (then
+      give neither ``rtol`` nor ``atol``); it is used as given, for every flow.
     - ``solver``: ``"auto"`` (gflow's Rosenbrock-W solver for gradient flows, :class:`GaussNewtonRosenbrock`),
       a registered name (``"rosenbrock"``, ``"rosenbrock-cg"``, ``"tsit5"``, ``"kvaerno5"``, ...) or any
       diffrax solver instance.
-    - ``save_at``: number of log-spaced save times (default 200), or an array of times in [t0, t1].
+    - ``save_at``: number of log-spaced save times (default 200), an array of times in [t0, t1], or a
+      ``diffrax.SaveAt(ts=..., t0=...)`` (times only).
     - ``stop_loss``: stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
     - ``diverge_factor``: stop with status ``"diverged"`` once the parameters are non-finite or max|θ| exceeds
       diverge_factor × max(max|θ0|, 1), instead of returning NaN. |L| > diverge_factor × max(|L(θ0)|, 1) or
@@ -363,12 +415,13 @@ def solve_flow(loss, model0, t1: float, *, rtol: float = 1e-8, atol: float | Non
     """
     theta0, loss0 = _check_model_and_loss(loss, model0)
     setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
-                   progress)
+                   progress, stepsize_controller)
+    _check_solver_fits(setup, loss)
     thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
     diverge, atol = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
     t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
     start = time.perf_counter()
-    out = _integrate(loss, model0, setup.solver, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
+    out = _integrate(loss, model0, setup.solver, setup.controller, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
                      setup.max_steps, _meter(setup), setup.stop_loss is not None)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
@@ -429,11 +482,11 @@ def _validate_batch(losses, models0):
     return thetas, losses0
 
 
-def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
                 save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                 diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
                 config: Mapping[str, Any] | None = None, devices=None,
-                program_size: int | None = None) -> FlowBatch:
+                program_size: int | None = None, stepsize_controller=None) -> FlowBatch:
     """Integrate many independent flows in one compiled, batched call; arguments as :func:`solve_flow`.
 
     ``losses`` and ``models0`` are either *stacked* modules (every array with a leading batch axis, e.g.
@@ -456,7 +509,8 @@ def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
     losses, models0, n = _as_batch(losses, models0)
     thetas, losses0 = _validate_batch(losses, models0)
     setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
-                   progress)
+                   progress, stepsize_controller)
+    _check_solver_fits(setup, losses)
     diverge, atols = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
     devices = local_devices(devices)
     size = bucket_size(n, len(devices))
@@ -468,7 +522,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
     start = time.perf_counter()
-    out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, *_shared_args(setup),
+    out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, setup.controller, *_shared_args(setup),
                            setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
                            mesh)
     out = jax.block_until_ready(out)
@@ -478,7 +532,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
                        _batch_diagnostics(setup, models0, out[1]), config)
 
 
-def lower_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float | None = None, solver="auto",
+def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
                 save_at=8):
     """The program :func:`solve_flows` compiles for this batch (without a progress meter), lowered but not run: a
     ``jax.stages.Lowered`` whose ``.compile().as_text()`` is the optimized HLO (bench/_kernels.py counts its kernels)."""
@@ -488,5 +542,5 @@ def lower_flows(losses, models0, t1: float, *, rtol: float = 1e-8, atol: float |
     losses, models0 = pad_to(losses, size), pad_to(models0, size)
     diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, flat_parameters(models0))
     with _errors_as_nan():
-        return _integrate_batch_jit.lower(losses, models0, _f64(diverge), _f64(atols), setup.solver,
+        return _integrate_batch_jit.lower(losses, models0, _f64(diverge), _f64(atols), setup.solver, setup.controller,
                                           *_shared_args(setup), setup.max_steps, _meter(setup), False, None).lowered

@@ -6,6 +6,7 @@ Stock diffrax solvers see an ordinary ODE term. gflow's stiff solver also asks t
 
 from __future__ import annotations
 
+import abc
 from typing import Any, Callable
 
 import diffrax
@@ -14,20 +15,40 @@ import jax
 import jax.flatten_util
 import jax.numpy as jnp
 
+from .._checks import GflowInputError
 from ..models._flatten import unflatten
+from ..objectives._abstract_objective import AbstractSumOfSquares
 from ..objectives._residual_jacobian import DenseResidualJacobian
 
 
-class GradientFlowTerm(diffrax.AbstractTerm):
+class AbstractSumOfSquaresTerm(diffrax.AbstractTerm):
+    """What :class:`gflow.flow.GaussNewtonRosenbrock` needs from a term: the flow dθ/dt = −∇L(θ) of L = ‖r(θ)‖² on
+    flat parameter vectors θ, with the residuals and their Jacobian as an operator (``mv``, ``rmv``, ``gram``)."""
+
+    @abc.abstractmethod
+    def residuals(self, y) -> jax.Array:
+        """r(θ), flattened."""
+
+    @abc.abstractmethod
+    def residual_jacobian_operator(self, y):
+        """J = ∂r/∂θ at θ as an operator on flat vectors."""
+
+
+class GradientFlowTerm(AbstractSumOfSquaresTerm):
     """dθ/dt = −∇L(θ) on the flat parameter vector θ of a model.
 
-    ``loss`` is a module with ``__call__(model)`` and, for the structured solver, ``residuals(model)``;
-    ``static`` is the non-array part of the model and ``unravel`` maps θ back to the model's arrays.
+    ``loss`` maps a model to a scalar; the structured solver needs a
+    :class:`gflow.objectives.AbstractSumOfSquares` (:attr:`is_sum_of_squares`); ``static`` is the non-array part of
+    the model and ``unravel`` maps θ back to the model's arrays.
     """
 
     loss: Any
     static: Any
     unravel: Callable = eqx.field(static=True)
+
+    @property
+    def is_sum_of_squares(self) -> bool:
+        return isinstance(self.loss, AbstractSumOfSquares)
 
     def model(self, y):
         return unflatten(y, self.static, self.unravel)
@@ -35,26 +56,32 @@ class GradientFlowTerm(diffrax.AbstractTerm):
     def loss_value(self, y):
         return self.loss(self.model(y))
 
+    def _sum_of_squares(self) -> AbstractSumOfSquares:
+        if not self.is_sum_of_squares:
+            raise GflowInputError(
+                f"the loss {type(self.loss).__name__} is not a sum of squares: gflow's stiff solver needs a "
+                "gflow.objectives.AbstractSumOfSquares (implement `residuals(model)` with L = ‖r‖²); any other "
+                "loss runs with a stock diffrax solver, e.g. solver='kvaerno5' or 'tsit5'")
+        return self.loss
+
     def residuals(self, y):
-        return self.loss.residuals(self.model(y))
+        return self._sum_of_squares().residuals(self.model(y))
 
     def residual_jacobian(self, y):
-        """J = ∂r/∂θ (m × n): in closed form when the loss provides ``residual_jacobian``, else by autodiff
-        (forward mode when there are no more parameters than residuals, n ≤ m; reverse mode otherwise)."""
-        closed_form = getattr(self.loss, "residual_jacobian", None)
-        if closed_form is None:
+        """J = ∂r/∂θ (m × n): in closed form when the loss provides it, else by autodiff (forward mode when there
+        are no more parameters than residuals, n ≤ m; reverse mode otherwise)."""
+        rows = self._sum_of_squares().residual_jacobian(self.model(y))
+        if rows is None:
             m = jax.eval_shape(self.residuals, y).shape[0]
             return (jax.jacfwd if y.size <= m else jax.jacrev)(self.residuals)(y)
-        rows = eqx.filter(closed_form(self.model(y)), eqx.is_inexact_array)
-        leaves = jax.tree_util.tree_leaves(rows)
+        leaves = jax.tree_util.tree_leaves(eqx.filter(rows, eqx.is_inexact_array))
         m = leaves[0].shape[0]
         return jnp.concatenate([leaf.reshape(m, -1) for leaf in leaves], axis=1)
 
     def residual_jacobian_operator(self, y):
         """J as an operator on flat vectors (``mv``, ``rmv``, ``gram``): matrix-free when the loss has a structured
-        form for this model (``residual_jacobian_operator``), else the materialized matrix."""
-        structured = getattr(self.loss, "residual_jacobian_operator", None)
-        op = structured(self.model(y)) if structured is not None else None
+        form for this model, else the materialized matrix."""
+        op = self._sum_of_squares().residual_jacobian_operator(self.model(y))
         if op is None:
             return DenseResidualJacobian(self.residual_jacobian(y))
         return _FlatOperator(op, self.unravel)

@@ -5,6 +5,7 @@ floating-point arrays (:func:`flatten`, :func:`unflatten`).
 """
 
 from . import initializers as initializers
+from ._abstract_rnn import AbstractRNN as AbstractRNN
 from ._activations import Activation as Activation, ACTIVATIONS as ACTIVATIONS
 from ._elman_rnn import ElmanRNN as ElmanRNN
 from ._elman_settings import (

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from .._checks import check_sequence, GflowInputError
+from ._abstract_rnn import AbstractRNN
 from ._activations import Activation, activation as _activation
 from ._frozen import Frozen, unfrozen
 from ._linear_rnn import _check_finite
@@ -38,7 +39,7 @@ def paired_sum(terms: jax.Array) -> jax.Array:
     return terms.sum(axis=-1)
 
 
-class ElmanRNN(eqx.Module):
+class ElmanRNN(AbstractRNN):
     """An Elman RNN (see the module docstring) with ``activation`` ``"relu"``, ``"tanh"``, ``"logistic"`` or
     ``"gaussian"``.
 
@@ -78,8 +79,15 @@ class ElmanRNN(eqx.Module):
 
     # ----------------------------------------------------------------------------------------------
     @property
+    def hidden_size(self) -> int:
+        return self.A.shape[0]
+
+    def description(self) -> dict:
+        return {"structure": self.structure, "parameterization": None}
+
+    @property
     def width(self) -> int:
-        """m, the number of hidden neurons."""
+        """m, the number of hidden neurons: the hidden size in the nonlinear papers' notation."""
         return self.A.shape[0]
 
     @property

@@ -28,11 +28,11 @@ def _readout_shape(m: int, n_out: int | None):
 
 
 def _input_shape(m: int, d: int | None):
-    return (m,) if d is None else (m, positive_int("d", d))
+    return (m,) if d is None else (m, positive_int("n_in", d))
 
 
 def _he_elman(key, m, d, n_out, readout_variance, activation, output_scale, trained):
-    m = positive_int("m", m)
+    m = positive_int("hidden_size", m)
     shapes = ((m, m), _input_shape(m, d), _readout_shape(m, n_out))
     sizes = [math.prod(shape) for shape in shapes]
     draws = jnp.split(jax.random.normal(key, (sum(sizes),), dtype=jnp.float64), np.cumsum(sizes)[:-1])  # one draw
@@ -41,32 +41,34 @@ def _he_elman(key, m, d, n_out, readout_variance, activation, output_scale, trai
     return ElmanRNN(W, A, B, activation=activation, output_scale=output_scale, trained=trained)
 
 
-def elman_allen_zhu_li(key, m: int, d: int | None = None, *, n_out: int | None = None, output_scale: float = 1.0,
-                       activation: str = "relu") -> ElmanRNN:
+def elman_allen_zhu_li(key, hidden_size: int, n_in: int | None = None, *, n_out: int | None = None,
+                       output_scale: float = 1.0, activation: str = "relu") -> ElmanRNN:
     """Seed 004 §1 (Allen-Zhu & Li 2019): W, A ~ N(0, 2/m), B ~ N(0, 1/d_out) entries; **only W is trained**
-    (A and B stay at initialization). ``d`` the token dimension (None: scalar input), ``n_out`` = d_out (None:
-    scalar output, variance 1)."""
-    return _he_elman(key, m, d, n_out, 1.0 / (n_out or 1), activation, output_scale, ("W",))
+    (A and B stay at initialization). ``hidden_size`` the width m, ``n_in`` the token dimension d (None: scalar
+    input), ``n_out`` = d_out (None: scalar output, variance 1)."""
+    return _he_elman(key, hidden_size, n_in, n_out, 1.0 / (n_out or 1), activation, output_scale, ("W",))
 
 
-def elman_panigrahi_goyal(key, m: int, d: int | None = None, *, n_out: int | None = None, output_scale: float = 1.0,
-                          activation: str = "relu") -> ElmanRNN:
+def elman_panigrahi_goyal(key, hidden_size: int, n_in: int | None = None, *, n_out: int | None = None,
+                          output_scale: float = 1.0, activation: str = "relu") -> ElmanRNN:
     """Seed 002 §1.3 (Panigrahi & Goyal 2021): W, A ~ N(0, 2/m), B ~ N(0, 2/d_out) entries; **W and A are
     trained**, B stays at initialization. Arguments as :func:`elman_allen_zhu_li`."""
-    return _he_elman(key, m, d, n_out, 2.0 / (n_out or 1), activation, output_scale, ("W", "A"))
+    return _he_elman(key, hidden_size, n_in, n_out, 2.0 / (n_out or 1), activation, output_scale, ("W", "A"))
 
 
-def elman_cayci_eryilmaz(key, m: int, d: int | None = None, *, alpha: float, activation: str = "tanh") -> ElmanRNN:
+def elman_cayci_eryilmaz(key, hidden_size: int, n_in: int | None = None, *, alpha: float,
+                         activation: str = "tanh") -> ElmanRNN:
     """Seed 003 Def. 1 (Cayci & Eryilmaz), the symmetric random initialization of the diagonal-W RNN.
 
     For i ≤ m/2: c_i ~ Rad(1), W_ii ~ Rad(α), U_i ~ N(0, I_d); neuron i + m/2 copies neuron i with c negated, so the
     output F_t = (1/√m) Σ_i c_i H_t⁽ⁱ⁾ is exactly zero at initialization for every input. W (diagonal, stored as
     the vector (W_ii)) and U (our ``A``) are trained, c (our ``B``) is fixed. Needs m even. The paper assumes
-    α ∈ (0, 1); any α > 0 is accepted, so that the long-memory regime α σ₁ ≥ 1 can be studied.
+    α ∈ (0, 1); any α > 0 is accepted, so that the long-memory regime α σ₁ ≥ 1 can be studied. ``hidden_size`` is
+    the width m, ``n_in`` the input dimension d (None: scalar input).
     """
-    m = positive_int("m", m, minimum=2)
+    m, d = positive_int("hidden_size", hidden_size, minimum=2), n_in
     if m % 2:
-        raise GflowInputError(f"`m` must be even for the symmetric initialization (seed 003 Def. 1), got {m}")
+        raise GflowInputError(f"`hidden_size` (m) must be even for the symmetric initialization (seed 003 Def. 1), got {m}")
     alpha = positive_float("alpha", alpha)
     k_c, k_v, k_u = jax.random.split(key, 3)
     half = m // 2

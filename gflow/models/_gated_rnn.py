@@ -18,18 +18,18 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_sequence, GflowInputError, one_of, positive_float, positive_int
+from ._abstract_rnn import AbstractRNN
 from ._linear_rnn import _check_finite
 
 INITS = ("torch", "xavier")
 
 
-class GatedRNN(eqx.Module):
+class GatedRNN(AbstractRNN):
     """Gated recurrent network with ``n_gates`` stacked gates of width d (subclasses: :class:`gflow.models.GRU`,
     :class:`gflow.models.LSTM`).
 
@@ -87,6 +87,10 @@ class GatedRNN(eqx.Module):
     def scalar_output(self) -> bool:
         return self.C.ndim == 1
 
+    @property
+    def n_out(self) -> int:
+        return 1 if self.scalar_output else self.C.shape[0]
+
     def _gates(self, h, x_drive):
         """The G pre-activation blocks (W_i x + b_i) and (W_h h + b_h), each split into G pieces of width d."""
         d = self.hidden_size
@@ -122,7 +126,7 @@ class GatedRNN(eqx.Module):
 
 def gated_arrays(key, n_gates: int, d: int, n_in: int | None, n_out: int | None, init: str, scale: float):
     """(W_i, W_h, b_i, b_h, C, c0) of a gated RNN drawn as described in the module docstring."""
-    d = positive_int("d", d)
+    d = positive_int("hidden_size", d)
     one_of("init", init, INITS)
     scale = positive_float("scale", scale)
     shape_i = (n_gates * d,) if n_in is None else (n_gates * d, positive_int("n_in", n_in))

@@ -30,8 +30,8 @@ class GRU(GatedRNN):
         return h, h
 
 
-def gru(key, d: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
+def gru(key, hidden_size: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
         scale: float = 1.0) -> GRU:
-    """A GRU of hidden size d at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times ``scale``
+    """A GRU of hidden size ``hidden_size`` at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times ``scale``
     (seed 000's teacher: ``scale=1e-6``). ``n_in``/``n_out`` None: scalar input / output."""
-    return GRU(*gated_arrays(key, GRU.n_gates, d, n_in, n_out, init, scale))
+    return GRU(*gated_arrays(key, GRU.n_gates, hidden_size, n_in, n_out, init, scale))

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError, is_traced, one_of
+from ._abstract_rnn import AbstractRNN
 from ._impulse_response import dense_impulse_response, diagonal_impulse_response
 
 STRUCTURES = ("general", "symmetric", "diagonal")
@@ -35,7 +36,7 @@ def _vector_to_symmetric(v, d: int):
     return upper + upper.T - jnp.diag(jnp.diag(upper))
 
 
-class LinearRNN(eqx.Module):
+class LinearRNN(AbstractRNN):
     """A linear RNN with transition A, input map B and readout C.
 
     ``structure`` chooses what A is, and with it which gradient flow is integrated (spec 001 §6 item 10,
@@ -106,11 +107,28 @@ class LinearRNN(eqx.Module):
 
     # ----------------------------------------------------------------------------------------------
     @property
+    def hidden_size(self) -> int:
+        return self.B.shape[0]
+
+    def description(self) -> dict:
+        return {"structure": self.structure, "parameterization": self.parameterization}
+
+    @property
     def d(self) -> int:
+        """The hidden size in the linear papers' notation (:attr:`hidden_size`)."""
         return self.B.shape[0]
 
     @property
+    def scalar_input(self) -> bool:
+        return self.B.ndim == 1
+
+    @property
+    def scalar_output(self) -> bool:
+        return self.B.ndim == 1  # SISO or MIMO: B and C are vectors together
+
+    @property
     def siso(self) -> bool:
+        """Single input, single output: B and C are vectors."""
         return self.B.ndim == 1
 
     @property

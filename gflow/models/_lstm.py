@@ -32,8 +32,8 @@ class LSTM(GatedRNN):
         return (h, c), h
 
 
-def lstm(key, d: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
+def lstm(key, hidden_size: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
          scale: float = 1.0) -> LSTM:
-    """An LSTM of hidden size d at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times
+    """An LSTM of hidden size ``hidden_size`` at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times
     ``scale``. ``n_in``/``n_out`` None: scalar input / output."""
-    return LSTM(*gated_arrays(key, LSTM.n_gates, d, n_in, n_out, init, scale))
+    return LSTM(*gated_arrays(key, LSTM.n_gates, hidden_size, n_in, n_out, init, scale))

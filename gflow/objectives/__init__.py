@@ -2,6 +2,7 @@
 (DESIGN.md, second and third layers). Every loss is a sum of squares L = ‖r‖² of residuals r."""
 
 from . import nonlinear_teachers as nonlinear_teachers, teachers as teachers
+from ._abstract_objective import AbstractSumOfSquares as AbstractSumOfSquares
 from ._empirical_loss import (
     EmpiricalLoss as EmpiricalLoss,
     FreshGaussianSequences as FreshGaussianSequences,

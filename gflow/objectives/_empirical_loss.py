@@ -23,6 +23,7 @@ import numpy as np
 
 from .._checks import as_float_array, GflowInputError, one_of, positive_int
 from ..models._linear_rnn import LinearRNN
+from ._abstract_objective import AbstractSumOfSquares
 from ._population_loss import PopulationLoss
 
 LABELINGS = ("last_step", "accumulating")
@@ -72,7 +73,7 @@ def gaussian_sequences(key, n: int, length: int, n_in: int | None = None, *, whi
     return (flat @ (vecs / jnp.sqrt(vals)) @ vecs.T).reshape(shape)
 
 
-class EmpiricalLoss(eqx.Module):
+class EmpiricalLoss(AbstractSumOfSquares):
     """L_S(model) = scale · (1/N) Σ_n (squared error of the model on sequence n), see the module docstring.
 
     ``inputs`` (N, T) or (N, T, n_in); ``labels`` (N,) / (N, n_out) for ``labeling="last_step"``, (N, T) /
@@ -132,6 +133,9 @@ class EmpiricalLoss(eqx.Module):
     def scale(self) -> float:
         return 0.5 if self.convention == "half" else 1.0
 
+    def description(self) -> dict:
+        return {"convention": self.convention, "k": None, "weighting": None}
+
     @property
     def full_loss(self) -> "EmpiricalLoss":
         """The objective a minibatch estimates: the loss on the whole dataset (itself)."""
@@ -147,10 +151,6 @@ class EmpiricalLoss(eqx.Module):
         if y.shape != self.labels.shape:
             raise GflowInputError(f"model outputs of shape {y.shape} do not match the labels' {self.labels.shape}")
         return (jnp.sqrt(self.scale / self.n) * (y - self.labels)).reshape(-1)
-
-    def __call__(self, model) -> jax.Array:
-        r = self.residuals(model)
-        return jnp.sum(r * r)
 
     def quadratic_form(self, model) -> jax.Array:
         """L_S of a linear RNN as rᵀ Σ̂ r in r_j = h_j − w_j (seed 001 §2.6), from the impulse response alone.

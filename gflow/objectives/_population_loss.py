@@ -17,13 +17,14 @@ import numpy as np
 
 from .._checks import GflowInputError, is_traced, one_of, positive_int
 from ..models._impulse_response import krylov_sequence
+from ._abstract_objective import AbstractSumOfSquares
 from ._residual_jacobian import ImpulseResponseJacobian
 
 WEIGHTINGS = ("uniform", "accumulating")
 CONVENTIONS = ("L", "half")
 
 
-class PopulationLoss(eqx.Module):
+class PopulationLoss(AbstractSumOfSquares):
     """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model)."""
 
     target: jax.Array
@@ -55,6 +56,9 @@ class PopulationLoss(eqx.Module):
         self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
         w = jnp.ones(self.k) if weighting == "uniform" else k - j
         self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
+
+    def description(self) -> dict:
+        return {"convention": self.convention, "k": self.training_length, "weighting": self.weighting}
 
     @property
     def training_length(self) -> int:
@@ -138,10 +142,6 @@ class PopulationLoss(eqx.Module):
         V = krylov_sequence(A, model.B, self.k)
         U = krylov_sequence(A.T, model.C, self.k)
         return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric")
-
-    def __call__(self, model) -> jax.Array:
-        r = self.residuals(model)
-        return jnp.sum(r * r)
 
     @property
     def time_unit(self) -> str:

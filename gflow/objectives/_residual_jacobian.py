@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..models._linear_rnn import LinearRNN
+
 
 class DenseResidualJacobian(eqx.Module):
     """J as an m × n matrix (any model; built in closed form or by reverse-mode autodiff)."""
@@ -63,7 +65,7 @@ class ImpulseResponseJacobian(eqx.Module):
     U: jax.Array  # (k, d): u_s = (Aᵀ)^s Cᵀ
     V: jax.Array  # (k, d): v_l = A^l B
     sqrt_weights: jax.Array  # (k,)
-    model: eqx.Module  # the point of linearization; only its structure and shapes are used by rmv
+    model: LinearRNN  # the point of linearization; rmv returns cotangents in its (A, B, C)
     symmetric: bool = eqx.field(static=True)
 
     def _selector(self):

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array, GflowInputError, one_of, positive_int
+from ._abstract_objective import AbstractSumOfSquares
 from ._empirical_loss import EmpiricalLoss, gaussian_sequences
 
 CONVENTIONS = ("L", "half")
@@ -46,7 +47,7 @@ def _step_weights(steps, length: int) -> np.ndarray:
     return w
 
 
-class SampleLoss(eqx.Module):
+class SampleLoss(AbstractSumOfSquares):
     """L(model) = scale · (1/N) Σ_n Σ_t w_t ‖model(x⁽ⁿ⁾)_t − y⁽ⁿ⁾_t‖² = ‖r‖² on a fixed sample (module docstring).
 
     ``inputs`` (N, T) or (N, T, n_in); ``labels`` (N, T) or (N, T, n_out), the target at every step (values at
@@ -95,6 +96,7 @@ class SampleLoss(eqx.Module):
     length = EmpiricalLoss.length
     scale = EmpiricalLoss.scale
     full_loss = EmpiricalLoss.full_loss
+    description = EmpiricalLoss.description
 
     def _errors(self, model) -> jax.Array:
         """√(scale·w_t) (F_t(x⁽ⁿ⁾) − y⁽ⁿ⁾_t), shape (N, T[, n_out])."""
@@ -128,10 +130,6 @@ class SampleLoss(eqx.Module):
         rows = jax.lax.map(lambda x: jax.jacrev(outputs)(params, x), self.inputs, batch_size=min(self.n, 64))
         m = self.n * idx.size * int(np.prod(self.labels.shape[2:], dtype=int))
         return jax.tree_util.tree_map(lambda leaf: leaf.reshape((m,) + leaf.shape[self.labels.ndim:]), rows)
-
-    def __call__(self, model) -> jax.Array:
-        r = self.residuals(model)
-        return jnp.sum(r * r)
 
     def per_sequence(self, model) -> jax.Array:
         """ℓ_n = scale Σ_t w_t ‖F_t(x⁽ⁿ⁾) − y⁽ⁿ⁾_t‖², shape (N,); the loss is their mean."""

@@ -18,7 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..batching import take
+from ..models._abstract_rnn import AbstractRNN
 from ..models._flatten import flatten
+from ..objectives._abstract_objective import AbstractSumOfSquares
 from ._trajectory import STATUSES, Trajectory
 
 COMPLETED, STOPPED_AT_LOSS, MAX_STEPS, DIVERGED = (STATUSES.index(s) for s in
@@ -128,13 +130,12 @@ class FlowBatch(Sequence):
         config = {
             "t0": setup.t0, "t1": setup.t1, "rtol": setup.rtol, "atol": float(self._atol[i]),
             "solver": setup.solver_name, "stop_loss": setup.stop_loss, "max_steps": setup.max_steps,
-            "loss": type(loss_i).__name__, "convention": getattr(loss_i, "convention", "unknown"),
-            "k": getattr(loss_i, "training_length", getattr(loss_i, "k", None)),
-            "weighting": getattr(loss_i, "weighting", None), "model": type(model_i).__name__,
-            "structure": getattr(model_i, "structure", None),
-            "parameterization": getattr(model_i, "parameterization", None),
+            "loss": type(loss_i).__name__, **_loss_description(loss_i), "model": type(model_i).__name__,
+            **_model_description(model_i),
             "n_params": int(self.final_params.shape[1]),
         }
+        if setup.controller is not None:  # the user's controller replaced rtol and atol
+            config.update(rtol=None, atol=None, stepsize_controller=repr(setup.controller))
         config.update(self.config or {})
         return Trajectory(ts=self.ts[i][keep], loss=self.loss[i][keep],
                           diagnostics={k: v[i][keep] for k, v in self.diagnostics.items()},
@@ -196,3 +197,17 @@ def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics,
                      rejected_steps=rejected.astype(np.int64), wall_time_s=wall, config=dict(config or {}),
                      _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),
                      _atol=np.asarray(atol, dtype=np.float64))
+
+
+def _loss_description(loss) -> dict:
+    """convention, k and weighting of a sum-of-squares loss (AbstractSumOfSquares.description); unknown otherwise."""
+    if isinstance(loss, AbstractSumOfSquares):
+        return loss.description()
+    return {"convention": "unknown", "k": None, "weighting": None}
+
+
+def _model_description(model) -> dict:
+    """structure and parameterization of a gflow RNN (AbstractRNN.description); None for other modules."""
+    if isinstance(model, AbstractRNN):
+        return model.description()
+    return {"structure": None, "parameterization": None}

@@ -1,0 +1,51 @@
+"""What a loss must provide for gflow's stiff solver, declared once (equinox style: an abstract module).
+
+Every loss of the papers is a sum of squares L(θ) = ‖r(θ)‖² of residuals r (the convention's factor folded into
+r). The Jacobian of the flow −∇L is then −2(JᵀJ + Σ_j r_j ∇²r_j) with J = ∂r/∂θ, and its stiff part −2JᵀJ is what
+:class:`gflow.flow.GaussNewtonRosenbrock` factors (DESIGN.md, "why the flow is stiff"). A loss that subclasses
+:class:`AbstractSumOfSquares` and implements :meth:`~AbstractSumOfSquares.residuals` gets that solver; the two
+optional methods make it faster. Any other callable ``loss(model) -> scalar`` works with diffrax's stock solvers.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class AbstractSumOfSquares(eqx.Module):
+    """L(model) = ‖r(model)‖².
+
+    - :meth:`residuals` (required): r as a flat vector.
+    - :meth:`residual_jacobian` (optional): ∂r/∂θ in closed form, as a model whose trained leaves carry a leading
+      axis of length len(r); ``None`` (the default) lets the solver differentiate :meth:`residuals`.
+    - :meth:`residual_jacobian_operator` (optional): ∂r/∂θ as a matrix-free operator with ``mv``, ``rmv`` and
+      ``gram`` (gflow/objectives/_residual_jacobian.py) for the models where one exists, else ``None``.
+
+    gflow's losses also have a ``convention``, ``"L"`` or ``"half"`` (L/2, folded into r), the time unit of the
+    flow (spec 000 §3.2), which :meth:`description` reports.
+    """
+
+    @abc.abstractmethod
+    def residuals(self, model) -> jax.Array:
+        """r with L = ‖r‖², flattened."""
+
+    def __call__(self, model) -> jax.Array:
+        r = self.residuals(model)
+        return jnp.sum(r * r)
+
+    def residual_jacobian(self, model):
+        """∂r/∂θ in closed form, or ``None``: then the solver differentiates :meth:`residuals`."""
+        return None
+
+    def residual_jacobian_operator(self, model):
+        """∂r/∂θ as a matrix-free operator, or ``None`` where the loss has none for this model."""
+        return None
+
+    def description(self) -> dict:
+        """What a trajectory records about the loss: its convention, and where they apply its training length k
+        and weighting."""
+        return {"convention": "unknown", "k": None, "weighting": None}
