@@ -21,8 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError, one_of, positive_float, positive_int
+from ..flow._options import _diagnostic_functions
 from ..flow._progress import StepProgress
-from ..flow._solve import _check_model_and_loss, _diagnostic_functions, QUIET_SECONDS
+from ..flow._solve import _check_model_and_loss, QUIET_SECONDS
 from ..models._flatten import evaluate_rows, flatten, unflatten
 from ..objectives._empirical_loss import SHUFFLES
 from ..results._trajectory import Trajectory

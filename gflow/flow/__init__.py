@@ -1,20 +1,22 @@
 """Gradient flow dθ/dt = −∇L(θ) as a stiff ODE: :func:`solve_flow` and its batched form :func:`solve_flows`, the
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (DESIGN.md, integrators)."""
 
+from ._options import (
+    default_solver as default_solver,
+    log_save_times as log_save_times,
+    register_solver as register_solver,
+    SOLVER_REGISTRY as SOLVER_REGISTRY,
+    STOCK_SOLVERS as STOCK_SOLVERS,
+)
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,
     ROS34PW2 as ROS34PW2,
     RosenbrockTableau as RosenbrockTableau,
 )
 from ._solve import (
-    default_solver as default_solver,
-    log_save_times as log_save_times,
     lower_flows as lower_flows,
-    register_solver as register_solver,
     solve_flow as solve_flow,
     solve_flows as solve_flows,
-    SOLVER_REGISTRY as SOLVER_REGISTRY,
-    STOCK_SOLVERS as STOCK_SOLVERS,
     validate_flows as validate_flows,
 )
 from ._term import AbstractSumOfSquaresTerm as AbstractSumOfSquaresTerm, GradientFlowTerm as GradientFlowTerm

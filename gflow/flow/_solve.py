@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping
 
 import diffrax
 import equinox as eqx
@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._checks import GflowInputError, positive_float, positive_int
+from .._checks import GflowInputError, positive_int
 from ..batching import (
     BATCH_AXIS,
     batch_length,
@@ -32,110 +32,15 @@ from ..batching import (
     take,
 )
 from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH
-from ..objectives._abstract_objective import AbstractSumOfSquares
 from ..results._flow_batch import build as build_batch, FlowBatch
 from ..results._trajectory import Trajectory
+from ._options import (
+    _check_solver_fits,
+    _Setup,
+    _setup,
+)
 from ._progress import LogTimeProgressMeter
-from ._rosenbrock import GaussNewtonRosenbrock
 from ._term import GradientFlowTerm
-
-# Stock diffrax solvers, selectable by name.
-STOCK_SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
-    "tsit5": diffrax.Tsit5,
-    "dopri5": diffrax.Dopri5,
-    "dopri8": diffrax.Dopri8,
-    "bosh3": diffrax.Bosh3,
-    "kvaerno3": diffrax.Kvaerno3,
-    "kvaerno4": diffrax.Kvaerno4,
-    "kvaerno5": diffrax.Kvaerno5,
-}
-# New gradient evaluations per attempted step of the explicit FSAL methods (estimate for stats).
-_EVALS_PER_STEP = {diffrax.Tsit5: 6, diffrax.Dopri5: 6, diffrax.Dopri8: 12, diffrax.Bosh3: 3}
-
-SOLVER_REGISTRY: dict[str, Callable[[], diffrax.AbstractSolver]] = {
-    **STOCK_SOLVERS,
-    "rosenbrock": GaussNewtonRosenbrock,
-    "rosenbrock-cg": lambda: GaussNewtonRosenbrock(linear_solver="cg"),
-}
-_default = {"name": "rosenbrock"}  # what solver="auto" resolves to; register_solver(..., default=True) changes it
-
-
-def default_solver() -> str:
-    """The name ``solver="auto"`` resolves to (``"rosenbrock"``, :class:`GaussNewtonRosenbrock`, unless a
-    registered solver was made the default)."""
-    return _default["name"]
-
-
-def register_solver(name: str, factory: Callable[[], diffrax.AbstractSolver], *, default: bool = False):
-    """Make a solver selectable by name in :func:`solve_flow` (and the default when ``default=True``)."""
-    SOLVER_REGISTRY[name] = factory
-    if default:
-        _default["name"] = name
-
-
-def make_solver(solver) -> tuple[diffrax.AbstractSolver, str]:
-    if isinstance(solver, diffrax.AbstractSolver):
-        return solver, type(solver).__name__
-    if solver in (None, "auto"):
-        solver = default_solver()
-    if not isinstance(solver, str) or solver.lower() not in SOLVER_REGISTRY:
-        raise GflowInputError(f"`solver` must be a diffrax solver or one of {sorted(SOLVER_REGISTRY)} or 'auto', "
-                              f"got {solver!r}")
-    return SOLVER_REGISTRY[solver.lower()](), solver.lower()
-
-
-def log_save_times(t0: float, t1: float, n: int, first: float | None = None) -> np.ndarray:
-    """t0 followed by n − 1 log-spaced times from t0 + first to t1 (default first = 1e-6·(t1 − t0))."""
-    n = positive_int("save_at", n, minimum=2)
-    span = t1 - t0
-    first = span * 1e-6 if first is None else first
-    ts = np.concatenate([[t0], t0 + np.geomspace(first, span, n - 1)])
-    ts[-1] = t1  # t0 + span can round above t1
-    return np.minimum(ts, t1)
-
-
-def _save_times(save_at, t0, t1):
-    if isinstance(save_at, diffrax.SaveAt):
-        save_at = _save_at_times(save_at, t0)
-    if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
-        return log_save_times(t0, t1, int(save_at))
-    ts = np.asarray(save_at, dtype=np.float64).reshape(-1)
-    if ts.size == 0 or not np.all(np.isfinite(ts)):
-        raise GflowInputError("`save_at` must be a number of points or a non-empty array of finite times")
-    if np.any(np.diff(ts) < 0) or ts[0] < t0 or ts[-1] > t1:
-        raise GflowInputError(f"`save_at` times must be sorted and lie in [t0, t1] = [{t0}, {t1}]")
-    return ts
-
-
-_SAVE_Y = diffrax.SaveAt(t1=True).subs.fn  # diffrax's default: save the state itself
-
-
-def _save_at_times(save_at: diffrax.SaveAt, t0: float) -> np.ndarray:
-    """The times of a ``diffrax.SaveAt(ts=..., t0=...)``: gflow saves the parameters at given times (and always
-    at the last time reached), so dense output, every step, or a custom ``fn`` are refused."""
-    subs = save_at.subs
-    if save_at.dense or not isinstance(subs, diffrax.SubSaveAt) or subs.steps or subs.fn is not _SAVE_Y:
-        raise GflowInputError("`save_at` as a diffrax.SaveAt may only give times (SaveAt(ts=..., t0=..., t1=...)); "
-                              "gflow saves the flat parameters at those times and evaluates `diagnostics` there")
-    ts = [] if subs.ts is None else list(np.asarray(subs.ts, dtype=np.float64).reshape(-1))
-    return np.asarray(([t0] if subs.t0 else []) + ts)
-
-
-def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
-    if diagnostics is None:
-        return {}
-    if isinstance(diagnostics, Mapping):
-        items = dict(diagnostics)
-    elif callable(diagnostics):
-        items = {diagnostics.__name__: diagnostics}
-    elif isinstance(diagnostics, Sequence) and not isinstance(diagnostics, str):
-        items = {getattr(f, "__name__", f"diagnostic_{i}"): f for i, f in enumerate(diagnostics)}
-    else:
-        raise GflowInputError("`diagnostics` must be a mapping name → function(model), or a list of functions")
-    for name, f in items.items():
-        if not callable(f):
-            raise GflowInputError(f"diagnostic {name!r} is not callable: {f!r}")
-    return items
 
 
 def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
@@ -262,32 +167,6 @@ def default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
     return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
 
 
-class _Setup(eqx.Module):
-    """Validated arguments shared by solve_flow and solve_flows."""
-
-    t0: float
-    t1: float
-    ts: np.ndarray
-    rtol: float
-    atol: float | None
-    stop_loss: float | None
-    diverge_factor: float
-    max_steps: int
-    functions: dict
-    solver: Any
-    solver_name: str
-    progress: bool | str
-    controller: Any = None  # a user's diffrax step-size controller; None: PIDController(rtol, atol)
-
-    @property
-    def evaluations_per_step(self):
-        return getattr(self.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(self.solver))
-
-    @property
-    def linear_solves_per_step(self):
-        return getattr(self.solver, "linear_solves_per_step", None)
-
-
 @eqx.filter_jit
 def _loss_value(loss, model):
     """L(model), compiled once per loss and model structure (eager evaluation recompiles scans every call)."""
@@ -310,50 +189,6 @@ def _check_model_and_loss(loss, model0, name="model0"):
     if not np.isfinite(loss0):
         raise GflowInputError(f"the loss at `{name}` is not finite ({loss0})")
     return theta0, loss0
-
-
-DEFAULT_RTOL = 1e-8
-
-
-def _controller(stepsize_controller, rtol, atol):
-    """(controller or None, rtol): ``rtol``/``atol`` are the shortcut for a PIDController (None); a diffrax
-    controller given instead is used as it is, and then neither shortcut may be given."""
-    if stepsize_controller is None:
-        return None, DEFAULT_RTOL if rtol is None else positive_float("rtol", rtol)
-    if not isinstance(stepsize_controller, diffrax.AbstractStepSizeController):
-        raise GflowInputError(f"`stepsize_controller` must be a diffrax step-size controller (e.g. "
-                              f"diffrax.PIDController(rtol=..., atol=...)), got {type(stepsize_controller).__name__}")
-    if rtol is not None or atol is not None:
-        raise GflowInputError("give either `rtol`/`atol` (gflow builds a PIDController from them) or a "
-                              "`stepsize_controller`, not both")
-    nominal = getattr(stepsize_controller, "rtol", None)  # recorded only; None for controllers without one
-    return stepsize_controller, DEFAULT_RTOL if nominal is None else float(nominal)
-
-
-def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress,
-           stepsize_controller=None):
-    t0 = float(t0)
-    t1 = positive_float("t1", t1)
-    if not np.isfinite(t0) or t1 <= t0:
-        raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
-    controller, rtol = _controller(stepsize_controller, rtol, atol)
-    atol = None if atol is None else positive_float("atol", atol)
-    solver_obj, solver_name = make_solver(solver)
-    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
-                  stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
-                  diverge_factor=positive_float("diverge_factor", diverge_factor),
-                  max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
-                  solver=solver_obj, solver_name=solver_name,
-                  progress=progress if progress == "auto" else bool(progress))
-
-
-def _check_solver_fits(setup: _Setup, loss) -> None:
-    """gflow's Rosenbrock solver factors the Gauss–Newton matrix of L = ‖r‖²: it needs a sum of squares."""
-    if isinstance(setup.solver, GaussNewtonRosenbrock) and not isinstance(loss, AbstractSumOfSquares):
-        raise GflowInputError(
-            f"solver {setup.solver_name!r} needs a sum-of-squares loss (gflow.objectives.AbstractSumOfSquares: "
-            f"implement `residuals(model)` with L = ‖r‖²), got {type(loss).__name__}; any other loss runs with a "
-            "stock diffrax solver, e.g. solver='kvaerno5' (stiff) or 'tsit5'")
 
 
 def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:

@@ -1,0 +1,170 @@
+"""One run of a sweep on disk: ``out/runs/<name>/`` written atomically (temporary folder, then ``os.replace``),
+with ``run.json`` last, holding the SHA-256 of every other file; loaded only when complete and uncorrupted
+(gflow/sweep/_sweep.py, module docstring)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+
+import numpy as np
+
+from .._checks import GflowInputError
+from ..models._flatten import flatten
+from ..results._json import jsonable
+from ..results._legacy import file_sha256
+from ..results._model_file import load_model, read_npz, save_model
+from ..results._trajectory import package_versions, Trajectory
+from ._grid import _canonical_json
+
+RUNS_DIR = "runs"
+RUN_FILE = "run.json"
+ARRAYS_FILE = "arrays.npz"
+FINAL_STEM = "final"  # final.json + final.npz
+LEGACY_FINAL_FILE = "final.pkl"  # written by gflow before the pickle-free format; never loaded
+TRAJECTORY_DIR = "trajectory"
+_TMP_PREFIX = ".tmp-"
+_RECORD_PREFIX = "record__"
+# Keyword arguments of solve_flows that a sweep passes through (and that identify a run).
+
+
+@dataclasses.dataclass
+class SweepRun:
+    """One finished run of a sweep: its configuration, where it lives, what it produced.
+
+    ``arrays`` holds ``ts``, ``loss``, ``final_params`` (flat) and ``record`` the arrays returned by the sweep's
+    ``record`` function; ``computed`` says whether this call integrated it (False: loaded from disk).
+    """
+
+    config: dict
+    name: str
+    path: str
+    status: str
+    message: str
+    stats: dict
+    arrays: dict[str, np.ndarray]
+    record: dict[str, np.ndarray]
+    computed: bool
+    program_size: int | None = None  # flows in the compiled program that computed it (None: older gflow)
+
+    @property
+    def ts(self) -> np.ndarray:
+        return self.arrays["ts"]
+
+    @property
+    def loss(self) -> np.ndarray:
+        return self.arrays["loss"]
+
+    @property
+    def final(self):
+        """The final model (from ``final.json`` + ``final.npz``)."""
+        return load_model(self.path, FINAL_STEM)
+
+    def trajectory(self) -> Trajectory:
+        """The full trajectory, if the sweep kept it (``keep_trajectory=True``)."""
+        path = os.path.join(self.path, TRAJECTORY_DIR)
+        if not os.path.isdir(path):
+            raise GflowInputError(f"run {self.name} was saved without its trajectory (keep_trajectory=False)")
+        return Trajectory.load(path)
+
+
+def _files_under(root: str) -> list[str]:
+    out = []
+    for base, _, files in os.walk(root):
+        out.extend(os.path.relpath(os.path.join(base, f), root) for f in files)
+    return sorted(f for f in out if f != RUN_FILE)
+
+
+def run_name(config: dict, identity: dict) -> str:
+    """Folder name of a run: the readable ``key=value`` pairs of its configuration (shortened) and a hash of the
+    configuration and solver options, so that a changed option never reuses an old result."""
+    digest = hashlib.sha256(_canonical_json(identity, "run").encode()).hexdigest()[:12]
+    readable = "_".join(f"{k}={_short(v)}" for k, v in config.items())
+    readable = re.sub(r"[^A-Za-z0-9._=+-]", "", readable)[:80]
+    return f"{readable}-{digest}" if readable else digest
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return "+".join(_short(x) for x in v)
+    return str(v)
+
+
+def _load_run(path: str, identity: dict, name: str) -> SweepRun | None:
+    """The run stored in ``path`` if it is complete, uncorrupted and matches ``identity``; else None."""
+    try:
+        with open(os.path.join(path, RUN_FILE)) as f:
+            meta = json.load(f)
+        if meta.get("identity") != json.loads(_canonical_json(identity, "run")):
+            return None
+        files = meta["files"]
+        if sorted(files) != _files_under(path):
+            return None
+        for rel, digest in files.items():
+            if file_sha256(os.path.join(path, rel)) != digest:
+                return None
+        arrays = read_npz(os.path.join(path, ARRAYS_FILE))
+    except (OSError, ValueError, KeyError, TypeError, EOFError):  # GflowInputError is a ValueError
+        return None
+    record = {k[len(_RECORD_PREFIX):]: v for k, v in arrays.items() if k.startswith(_RECORD_PREFIX)}
+    arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
+    return SweepRun(config=identity["config"], name=name, path=path, status=meta["status"],
+                    message=meta.get("message", ""), stats=meta.get("stats", {}), arrays=arrays, record=record,
+                    computed=False, program_size=meta.get("program_size"))
+
+
+def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, record: dict,
+               keep_trajectory: bool, program_size: int) -> SweepRun:
+    """Write a run into a temporary folder, then rename it into place (atomic on POSIX)."""
+    final_path = os.path.join(runs_dir, name)
+    tmp = os.path.join(runs_dir, f"{_TMP_PREFIX}{os.getpid()}-{name}")
+    if os.path.exists(tmp):
+        shutil.rmtree(tmp)
+    os.makedirs(tmp)
+    theta, _, _ = flatten(traj.final)
+    arrays = {"ts": np.asarray(traj.ts), "loss": np.asarray(traj.loss), "final_params": np.asarray(theta)}
+    record_arrays = {f"{_RECORD_PREFIX}{k}": np.asarray(v) for k, v in record.items()}
+    np.savez_compressed(os.path.join(tmp, ARRAYS_FILE), **arrays, **record_arrays)
+    save_model(traj.final, tmp, FINAL_STEM)
+    if keep_trajectory:
+        traj.save(os.path.join(tmp, TRAJECTORY_DIR))
+    meta = {"identity": identity, "status": traj.status, "message": traj.message, "stats": traj.stats,
+            "program_size": program_size,
+            "flow_config": traj.config, "versions": package_versions(),
+            "files": {rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
+    with open(os.path.join(tmp, RUN_FILE), "w") as f:
+        json.dump(jsonable(meta), f, indent=1, default=str)
+        f.flush()
+        os.fsync(f.fileno())
+    if os.path.lexists(final_path):  # an incomplete or corrupt earlier attempt
+        shutil.rmtree(final_path) if os.path.isdir(final_path) else os.remove(final_path)
+    os.replace(tmp, final_path)
+    return SweepRun(config=identity["config"], name=name, path=final_path, status=traj.status, message=traj.message,
+                    stats=traj.stats, arrays=arrays, record={k: np.asarray(v) for k, v in record.items()},
+                    computed=True, program_size=program_size)
+
+
+def _remove_stale_temporaries(runs_dir: str) -> None:
+    """Delete temporary run folders left by sweep processes that are no longer running."""
+    for entry in os.listdir(runs_dir):
+        m = re.match(rf"{re.escape(_TMP_PREFIX)}(\d+)-", entry)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(runs_dir, entry), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own leftovers from an earlier call in this process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
