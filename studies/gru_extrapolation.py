@@ -40,13 +40,16 @@ Thresholds (all ours; the papers give none): part A EXTRAPOLATES = 0.1, FAILS = 
 MSE); small d_T ≤ k/4, large d_T ≥ k; growth factor 5.
 
 Every configuration's result is written to OUT/runs/NAME.json as soon as it is computed and reused when the file
-exists with the same configuration, so an interrupted run resumes where it stopped.
+exists with the same configuration and was made by the same code (gflow's source hash and this file's), so an
+interrupted run resumes where it stopped and a result from other code is recomputed (and counted, at the end).
 
 Example:  python studies/gru_extrapolation.py --quick --out out/gru_extrapolation_quick
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import json
 import os
 import time
@@ -260,19 +263,36 @@ def _outputs(model, x):
     return np.asarray(_apply(model, jnp.asarray(x)))
 
 
+def code_identity() -> dict:
+    """The code a cached result depends on: gflow's source and this study's file (gflow.sweep's rule)."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        study = hashlib.sha256(f.read()).hexdigest()
+    return {"gflow": gflow.results.source_hash(), "study": study}
+
+
+RECOMPUTED = collections.Counter()  # why cached results were not reused, reported at the end
+
+
 def cached(out, name, config, compute):
-    """The result of ``compute()`` stored in OUT/runs/NAME.json; reused when the file holds the same config."""
+    """The result of ``compute()`` stored in OUT/runs/NAME.json; reused when the file holds the same config and was
+    made by the same code (gflow's source hash and this study's file), else recomputed and counted by reason."""
     path = os.path.join(out, "runs", f"{name}.json")
-    config = jsonable(config)
+    config, code = jsonable(config), code_identity()
     if os.path.exists(path):
         with open(path) as f:
             stored = json.load(f)
-        if stored.get("config") == config:
+        if stored.get("config") != config:
+            RECOMPUTED["another configuration"] += 1
+        elif stored.get("code") != code:
+            changed = [k for k in code if (stored.get("code") or {}).get(k) != code[k]]
+            RECOMPUTED[f"made by other code ({', '.join(changed)} changed)"] += 1
+        else:
             return stored["result"], True
     result = jsonable(compute())
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w") as f:
-        json.dump({"config": config, "result": result}, f)
+        json.dump({"config": config, "code": code, "provenance": jsonable(gflow.results.provenance()),
+                   "result": result}, f)
     os.replace(path + ".tmp", path)
     return result, False
 
@@ -647,6 +667,8 @@ def main(argv=None):
                    "training set": f"{args.n_train} fixed sequences (paper: not stated)"},
         "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)"}}
     summary = write_summary(args.out, "gru_extrapolation", config, checks, results, started)
+    for why, count in sorted(RECOMPUTED.items()):
+        print(f"recomputed {count} cached result(s): {why}")
     print_checks(checks)
     print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
     return 0 if summary["all_passed"] else 1

@@ -115,3 +115,18 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     with open(tmp_path / "summary.json") as f:
         again = json.load(f)
     assert again["results"] == summary["results"]
+
+
+def test_the_cache_recomputes_results_of_other_code(tmp_path, monkeypatch):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"value": 1.5}
+
+    assert ge.cached(str(tmp_path), "x", {"a": 1}, compute) == ({"value": 1.5}, False)
+    assert ge.cached(str(tmp_path), "x", {"a": 1}, compute) == ({"value": 1.5}, True)
+    monkeypatch.setattr(gflow.results, "source_hash", lambda: "0" * 64)
+    ge.RECOMPUTED.clear()
+    assert ge.cached(str(tmp_path), "x", {"a": 1}, compute) == ({"value": 1.5}, False)
+    assert len(calls) == 2 and ge.RECOMPUTED == {"made by other code (gflow changed)": 1}

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -248,3 +250,45 @@ def test_traced_bad_input(tmp_path):
         sweep(tmp_path, traced="seed")
     with pytest.raises(gflow.GflowInputError, match="k_max"):  # PopulationLoss(teacher, k) with k traced
         sweep(tmp_path, traced=["k"])
+
+
+# ------------------------------------------------------------------------------------------------ provenance, lock
+def test_runs_record_their_code_and_other_code_is_recomputed(tmp_path, monkeypatch, capsys):
+    first = sweep(tmp_path, record=final_loss)
+    meta = json.load(open(os.path.join(first[0].path, "run.json")))
+    assert meta["code"]["gflow"] == gflow.results.source_hash() and len(meta["code"]["build"]) == 64
+    assert set(meta["provenance"]) >= {"gflow_version", "source_hash", "git", "packages", "command", "device"}
+    # the same call again reuses everything
+    assert not any(r.computed for r in sweep(tmp_path, record=final_loss))
+    # other gflow code: every run is recomputed, under the same folder name, and the sweep says why
+    monkeypatch.setattr(gflow.results, "source_hash", lambda: "0" * 64)
+    again = sweep(tmp_path, record=final_loss, progress=True)
+    assert all(r.computed for r in again) and [r.name for r in again] == [r.name for r in first]
+    assert {r.recomputed_because for r in again} == {"made by other code (gflow changed)"}
+    assert "recomputing 4 run(s) found on disk: made by other code (gflow changed)" in capsys.readouterr().out
+    np.testing.assert_array_equal(again[0].arrays["final_params"], first[0].arrays["final_params"])
+
+
+def test_another_build_function_is_other_code(tmp_path):
+    sweep(tmp_path)
+
+    def build(k, seed, scale=0.3):  # same configurations, another function: its results may differ
+        teacher = teachers.balanced(jax.random.key(1), 3)
+        return gflow.PopulationLoss(teacher, k), initializers.gaussian(jax.random.key(seed), 4, scale=scale)
+
+    runs = gflow.run_sweep(GRID, build, str(tmp_path), t1=T1, save_at=SAVES, progress=False)
+    assert all(r.computed and r.recomputed_because == "made by other code (build changed)" for r in runs)
+
+
+def test_a_second_sweep_on_the_same_folder_is_refused(tmp_path):
+    import socket
+
+    lock = tmp_path / "sweep.lock"
+    lock.write_text(json.dumps({"host": "another-host", "pid": 1, "since": "now"}))
+    with pytest.raises(gflow.GflowInputError, match="another sweep .*another-host, pid 1"):
+        sweep(tmp_path)
+    assert lock.exists()  # the other driver's lock is left alone
+    # a lock left by a process of this host that is gone is taken over, and released at the end
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout), "since": "then"}))
+    assert len(sweep(tmp_path)) == 4 and not lock.exists()

@@ -8,10 +8,8 @@ gflow/results/_model_file.py: no pickle) and loaded back in one line:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
-import platform
 from typing import Any
 
 import numpy as np
@@ -19,27 +17,9 @@ import numpy as np
 from ..models._flatten import flatten, unflatten
 from ._json import jsonable
 from ._model_file import load_model, read_npz, save_model
+from ._provenance import package_versions, provenance
 
 STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged")
-
-
-def package_versions() -> dict[str, str]:
-    """Python's and the packages' versions (read once per process: the metadata lookup costs ~20 ms, which a sweep
-    used to pay for every run it wrote)."""
-    return dict(_package_versions())
-
-
-@functools.lru_cache(maxsize=1)
-def _package_versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version()}
-    for name in ("gflow", "jax", "jaxlib", "diffrax", "equinox", "optax", "numpy", "scipy"):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
 
 
 @dataclasses.dataclass
@@ -87,7 +67,7 @@ class Trajectory:
         os.replace(tmp, os.path.join(path, "arrays.npz"))
         save_model(self.final, path)
         meta = {"status": self.status, "message": self.message, "stats": self.stats, "config": self.config,
-                "convention": self.convention, "versions": package_versions()}
+                "convention": self.convention, "versions": package_versions(), "provenance": provenance()}
         with open(os.path.join(path, "meta.json"), "w") as f:
             json.dump(jsonable(meta), f, indent=2, default=str)
         return path

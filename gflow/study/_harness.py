@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from ..results import jsonable, package_versions
+from ..results import jsonable, package_versions, provenance
 
 
 def study_parser(doc: str, out: str, out_help: str, quick_help: str) -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def check(claim: str, source: str, value: float, threshold: float, passed: bool,
 
 
 def write_summary(out: str, study: str, config: dict, checks: list[dict], results: dict, started: float) -> dict:
-    summary = {"study": study, "config": jsonable(config), "versions": package_versions(),
+    summary = {"study": study, "config": jsonable(config), "versions": package_versions(), "provenance": provenance(),
                "wall_time_s": time.time() - started, "checks": checks, "results": jsonable(results),
                "all_passed": all(c["passed"] for c in checks)}
     path = os.path.join(out, "summary.json")

@@ -18,8 +18,10 @@ from ..models._flatten import flatten
 from ..results._json import jsonable
 from ..results._legacy import file_sha256
 from ..results._model_file import load_model, read_npz, save_model
-from ..results._trajectory import package_versions, Trajectory
+from ..results._provenance import package_versions, provenance
+from ..results._trajectory import Trajectory
 from ._grid import _canonical_json
+from ._lock import process_alive
 
 RUNS_DIR = "runs"
 RUN_FILE = "run.json"
@@ -50,6 +52,7 @@ class SweepRun:
     record: dict[str, np.ndarray]
     computed: bool
     program_size: int | None = None  # flows in the compiled program that computed it (None: older gflow)
+    recomputed_because: str | None = None  # why a run on disk was not reused (None: none was there)
 
     @property
     def ts(self) -> np.ndarray:
@@ -96,31 +99,45 @@ def _short(v) -> str:
     return str(v)
 
 
-def _load_run(path: str, identity: dict, name: str) -> SweepRun | None:
-    """The run stored in ``path`` if it is complete, uncorrupted and matches ``identity``; else None."""
+MISSING = "missing"
+
+
+def _load_run(path: str, identity: dict, name: str, code: dict | None = None) -> tuple[SweepRun | None, str | None]:
+    """(the run stored in ``path``, None) if it is complete, uncorrupted, matches ``identity`` and, when ``code`` is
+    given, was made by that code (gflow's source hash, the build and record functions: a resume without ``record``
+    reuses runs made with any record); else (None, why not)."""
+    if not os.path.exists(os.path.join(path, RUN_FILE)):
+        return None, MISSING
+    if os.path.exists(os.path.join(path, LEGACY_FINAL_FILE)):
+        return None, "written with pickle by gflow 0.1 (never unpickled)"
     try:
         with open(os.path.join(path, RUN_FILE)) as f:
             meta = json.load(f)
         if meta.get("identity") != json.loads(_canonical_json(identity, "run")):
-            return None
+            return None, "another configuration under the same name"
+        if code is not None:  # a key whose hash is None (no record function given, no source) is not compared
+            stored = meta.get("code") or {}
+            changed = [k for k, h in code.items() if h is not None and stored.get(k) != h]
+            if changed:
+                return None, f"made by other code ({', '.join(changed)} changed)"
         files = meta["files"]
         if sorted(files) != _files_under(path):
-            return None
+            return None, "incomplete or corrupt"
         for rel, digest in files.items():
             if file_sha256(os.path.join(path, rel)) != digest:
-                return None
+                return None, "incomplete or corrupt"
         arrays = read_npz(os.path.join(path, ARRAYS_FILE))
     except (OSError, ValueError, KeyError, TypeError, EOFError):  # GflowInputError is a ValueError
-        return None
+        return None, "incomplete or corrupt"
     record = {k[len(_RECORD_PREFIX):]: v for k, v in arrays.items() if k.startswith(_RECORD_PREFIX)}
     arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
     return SweepRun(config=identity["config"], name=name, path=path, status=meta["status"],
                     message=meta.get("message", ""), stats=meta.get("stats", {}), arrays=arrays, record=record,
-                    computed=False, program_size=meta.get("program_size"))
+                    computed=False, program_size=meta.get("program_size")), None
 
 
 def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, record: dict,
-               keep_trajectory: bool, program_size: int) -> SweepRun:
+               keep_trajectory: bool, program_size: int, code: dict | None = None) -> SweepRun:
     """Write a run into a temporary folder, then rename it into place (atomic on POSIX)."""
     final_path = os.path.join(runs_dir, name)
     tmp = os.path.join(runs_dir, f"{_TMP_PREFIX}{os.getpid()}-{name}")
@@ -136,7 +153,7 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
         traj.save(os.path.join(tmp, TRAJECTORY_DIR))
     meta = {"identity": identity, "status": traj.status, "message": traj.message, "stats": traj.stats,
             "program_size": program_size,
-            "flow_config": traj.config, "versions": package_versions(),
+            "flow_config": traj.config, "versions": package_versions(), "code": code, "provenance": provenance(),
             "files": {rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
     with open(os.path.join(tmp, RUN_FILE), "w") as f:
         json.dump(jsonable(meta), f, indent=1, default=str)
@@ -154,17 +171,5 @@ def _remove_stale_temporaries(runs_dir: str) -> None:
     """Delete temporary run folders left by sweep processes that are no longer running."""
     for entry in os.listdir(runs_dir):
         m = re.match(rf"{re.escape(_TMP_PREFIX)}(\d+)-", entry)
-        if m and not _alive(int(m.group(1))):
+        if m and (int(m.group(1)) == os.getpid() or not process_alive(int(m.group(1)))):  # ours, or gone
             shutil.rmtree(os.path.join(runs_dir, entry), ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # our own leftovers from an earlier call in this process
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

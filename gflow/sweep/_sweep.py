@@ -12,7 +12,8 @@ configuration, the solver options, status, statistics and the SHA-256 of every o
 temporary folder that is renamed into place (``os.replace``), so a folder under its final name is complete unless
 something outside gflow damaged it; the checksums catch that too. Re-running the same call resumes: runs whose folder
 is complete and matches the configuration and solver options are loaded, not recomputed; a missing, partial or
-corrupt folder is recomputed. One sweep process per output folder.
+corrupt folder is recomputed, and so is a run made by other code (provenance below). One sweep process per output
+folder, enforced by a lock file (gflow/sweep/_lock.py).
 
 Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
 shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
@@ -27,6 +28,7 @@ local devices (each device runs a program of its share of the rows).
 
 from __future__ import annotations
 
+import collections
 import inspect
 import json
 import math
@@ -39,16 +41,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import flow as flow_api  # solve_flows looked up at call time, so a test can count its calls
+from .. import (  # solve_flows looked up at call time, so a test can count its calls
+    flow as flow_api,
+    results as results_api,
+)
 from .._checks import GflowInputError, positive_int
 from ..batching import bucket_size, stack, take
 from ..flow._solve import default_atols, flat_parameters
+from ..results._provenance import function_hash
 from ._grid import _bind, _canonical_json, _plain, expand_grid
+from ._lock import sweep_lock
 from ._run_files import (
     _load_run,
     _remove_stale_temporaries,
     _write_run,
-    LEGACY_FINAL_FILE,
+    MISSING,
     RUN_FILE,
     run_name,
     RUNS_DIR,
@@ -139,8 +146,14 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
       (rtol × min(1, RMS of the initial parameters)) over the run's whole shape group, so that it does not depend on
       the batching and suits the smallest initialization in the group.
     - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
-      and final model (e.g. an extrapolation error at every saved time). Not part of a run's identity: use a new
-      ``out`` when you change it.
+      and final model (e.g. an extrapolation error at every saved time).
+    - Provenance: every run records the code that made it (``run.json``: gflow's source hash, the source hashes of
+      ``build`` and ``record``, git commit and dirty flag, packages, command, device). A run on disk made by other
+      gflow code, another ``build`` or (when ``record`` is given) another ``record`` is recomputed, and the sweep
+      says how many and why; so is a run written by gflow 0.1 (pickle), and a partial or corrupt one. Runs that are
+      reused or recomputed keep their folder name (configuration and solver options).
+    - ``out`` is locked while the sweep runs (``out/sweep.lock``: host, pid): a second sweep on the same folder gets
+      a clear error instead of corrupting it.
     - ``batch_size``: flows per :func:`gflow.solve_flows` call (a batch runs until its slowest flow is done). On a
       folder that already holds runs of a shape group, the group's missing runs are computed in the program size
       its finished runs used (module docstring), so that resumed results are bit-identical.
@@ -176,52 +189,56 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     names = [run_name(c, ident) for c, ident in zip(configs, identities)]
     runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
     os.makedirs(runs_dir, exist_ok=True)
-    _remove_stale_temporaries(runs_dir)
+    with sweep_lock(os.fspath(out)):
+        _remove_stale_temporaries(runs_dir)
 
-    results: list[SweepRun | None] = [_load_run(os.path.join(runs_dir, n), ident, n)
-                                      for n, ident in zip(names, identities)]
-    groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
-    total, n_loaded = len(configs), sum(r is not None for r in results)
-    todo = total - n_loaded
-    if progress:
-        print(f"sweep {out}: {total} configurations, {n_loaded} complete on disk, {todo} to compute "
-              f"({len(groups)} shape group{'s' if len(groups) != 1 else ''}, batches of ≤ {batch_size})", flush=True)
-        legacy = sum(os.path.exists(os.path.join(runs_dir, n, LEGACY_FINAL_FILE)) for n in names)
-        if legacy:
-            print(f"sweep: {legacy} run(s) on disk were written by an older gflow with pickle (final.pkl); they are "
-                  "recomputed, never unpickled", flush=True)
-    started, computed = time.perf_counter(), 0
-    for idx, losses, models in groups:
-        pending = [p for p, i in enumerate(idx) if results[i] is None]
-        if not pending:
-            continue
-        options = dict(solve_options)
-        if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
-            options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
-        program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
-        step = min(batch_size, program)
-        for start in range(0, len(pending), step):
-            rows = np.asarray(pending[start:start + step])
-            batch_started = time.perf_counter()
-            trajs = flow_api.solve_flows(take(losses, rows), take(models, rows), t1, progress="auto" if progress else False,
-                                program_size=program, **options)
-            for row, traj in zip(rows, trajs):
-                i = idx[row]
-                rec = {} if record is None else record(traj, configs[i])
-                if not isinstance(rec, Mapping):
-                    raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
-                results[i] = _write_run(runs_dir, names[i], identities[i], traj, dict(rec), keep_trajectory,
-                                        program)
-                computed += 1
-                if on_run_done is not None:
-                    on_run_done(results[i])
-            if progress:
-                elapsed = time.perf_counter() - started
-                eta = elapsed / computed * (todo - computed)
-                print(f"sweep: {n_loaded + computed}/{total} done (batch of {len(rows)} in "
-                      f"{time.perf_counter() - batch_started:.1f} s), elapsed {_format_seconds(elapsed)}, "
-                      f"ETA {_format_seconds(eta)}", flush=True)
-    return results
+        code = {"gflow": results_api.source_hash(), "build": function_hash(build),
+                "record": None if record is None else function_hash(record)}
+        loaded = [_load_run(os.path.join(runs_dir, n), ident, n, code) for n, ident in zip(names, identities)]
+        results: list[SweepRun | None] = [run for run, _ in loaded]
+        reasons = [why for _, why in loaded]
+        groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
+        total, n_loaded = len(configs), sum(r is not None for r in results)
+        todo = total - n_loaded
+        if progress:
+            print(f"sweep {out}: {total} configurations, {n_loaded} complete on disk, {todo} to compute "
+                  f"({len(groups)} shape group{'s' if len(groups) != 1 else ''}, batches of ≤ {batch_size})", flush=True)
+            stale = collections.Counter(why for why in reasons if why not in (None, MISSING))
+            for why, count in sorted(stale.items()):
+                print(f"sweep: recomputing {count} run(s) found on disk: {why}", flush=True)
+        started, computed = time.perf_counter(), 0
+        for idx, losses, models in groups:
+            pending = [p for p, i in enumerate(idx) if results[i] is None]
+            if not pending:
+                continue
+            options = dict(solve_options)
+            if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
+                options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
+            program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
+            step = min(batch_size, program)
+            for start in range(0, len(pending), step):
+                rows = np.asarray(pending[start:start + step])
+                batch_started = time.perf_counter()
+                trajs = flow_api.solve_flows(take(losses, rows), take(models, rows), t1, progress="auto" if progress else False,
+                                    program_size=program, **options)
+                for row, traj in zip(rows, trajs):
+                    i = idx[row]
+                    rec = {} if record is None else record(traj, configs[i])
+                    if not isinstance(rec, Mapping):
+                        raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
+                    results[i] = _write_run(runs_dir, names[i], identities[i], traj, dict(rec), keep_trajectory,
+                                            program, code)
+                    results[i].recomputed_because = None if reasons[i] == MISSING else reasons[i]
+                    computed += 1
+                    if on_run_done is not None:
+                        on_run_done(results[i])
+                if progress:
+                    elapsed = time.perf_counter() - started
+                    eta = elapsed / computed * (todo - computed)
+                    print(f"sweep: {n_loaded + computed}/{total} done (batch of {len(rows)} in "
+                          f"{time.perf_counter() - batch_started:.1f} s), elapsed {_format_seconds(elapsed)}, "
+                          f"ETA {_format_seconds(eta)}", flush=True)
+        return results
 
 
 def _built(pair, config):
@@ -280,7 +297,7 @@ def load_sweep(out: str) -> list[SweepRun]:
                 identity = json.load(f)["identity"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        run = _load_run(path, identity, name)
+        run, _ = _load_run(path, identity, name)
         if run is not None:
             runs.append(run)
     return runs
