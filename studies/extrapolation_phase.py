@@ -42,7 +42,8 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import check, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, dask_option, print_checks, save_figure, study_parser, write_summary
+from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 PANELS = {
@@ -96,7 +97,8 @@ def parse_args(argv=None):
                         "The computed loss of these flows is resolved only down to ≈ 1e-11 at rtol 1e-8 and ≈ 1e-14 at "
                         "1e-10 (it wobbles below)")
     p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
-    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve")
+    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
+    dask_option(p)
     p.add_argument("--max-steps", type=int, default=None,
                    help="solver steps per flow before it is stopped (default per panel: 2e5 for the balanced teachers, "
                         "1e4 for the delay and random teachers, whose converging flows need ≈ 3e3 to 5e3: the others "
@@ -128,12 +130,12 @@ def panel_rtol(name, args):
     return args.rtol or PANELS[name]["rtol"]
 
 
-def run_panels(names, args, rtol_factor=1.0, ks=None, seeds=None, tag=""):
-    """The sweeps of the panels ``names`` (one each); name → runs."""
+def run_panels(names, args, executor=None, rtol_factor=1.0, ks=None, seeds=None, tag=""):
+    """The sweeps of the panels ``names`` (one each, on ``executor``: None runs them here); name → runs."""
     return {n: xs.run_panel(n, PANELS, ks or panel_ks(n, args), seeds or range(args.seeds), [PANELS[n]["scale"]],
                             PANELS[n]["t1_quick" if args.quick else "t1"], out=args.out, n_save=args.n_save,
                             rtol=panel_rtol(n, args) * rtol_factor, horizon=args.horizon, batch_size=args.batch_size,
-                            max_steps=args.max_steps or PANELS[n]["max_steps"], tag=tag)
+                            max_steps=args.max_steps or PANELS[n]["max_steps"], tag=tag, executor=executor)
             for n in names}
 
 
@@ -276,9 +278,13 @@ def figure6_checks(runs, table, args):
     return checks, {str(k): v for k, v in res.items()}
 
 
-def tolerance_check(args, table):
-    """The Fig. 5 students (seed 0, k = 10 and 20) again at rtol/100: relative errors at the lowest level."""
-    runs = run_panels(["fig1a"], args, rtol_factor=0.01, ks=[10, 20], seeds=[0], tag="_tight_rtol")["fig1a"]
+def tight_runs(args, executor=None):
+    """The Fig. 5 students (seed 0, k = 10 and 20) again at rtol/100."""
+    return run_panels(["fig1a"], args, executor, rtol_factor=0.01, ks=[10, 20], seeds=[0], tag="_tight_rtol")["fig1a"]
+
+
+def tolerance_check(args, table, runs):
+    """Relative errors at the lowest level between the Fig. 5 students and the same at rtol/100 (``runs``)."""
     tight = xs.errors_at_levels(runs, PANELS, args.levels, args.horizon)
     diffs = []
     for k in (10, 20):
@@ -304,7 +310,9 @@ def main(argv=None):
         print(f"{name}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
               f"scale {p['scale']:g}, k ∈ {panel_ks(name, args)}, t1 = {p['t1_quick' if args.quick else 't1']:g}, "
               f"rtol {panel_rtol(name, args):g}")
-    runs_of = run_panels(args.panels, args)
+    with dask_executor(args.dask) as executor:
+        runs_of = run_panels(args.panels, args, executor)
+        tight = tight_runs(args, executor) if "fig1a" in args.panels else None
     for name in args.panels:
         p = PANELS[name]
         runs = runs_of[name]
@@ -335,7 +343,7 @@ def main(argv=None):
         c, r = figure5_checks(runs_of["fig1a"], tables["fig1a"], args)
         checks += c
         results["fig5"] = r
-        c, r = tolerance_check(args, tables["fig1a"])
+        c, r = tolerance_check(args, tables["fig1a"], tight)
         checks.append(c)
         results["fig5_tolerance"] = r
     if "fig1b" in args.panels:

@@ -29,7 +29,8 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import check, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, dask_option, print_checks, save_figure, study_parser, write_summary
+from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
 PANEL = {"init_scale": {"teacher": "balanced", "teacher_dim": 5, "student": "general", "d": 40}}
@@ -51,7 +52,8 @@ def parse_args(argv=None):
                    help="solver rtol (the computed loss is resolved only down to ≈ 1e-11 at rtol 1e-8 and ≈ 1e-14 "
                         "at 1e-10)")
     p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
-    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve")
+    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
+    dask_option(p)
     p.add_argument("--max-steps", type=int, default=60_000,
                    help="solver steps per flow before it is stopped (the flows to L = 1e-9 need ≈ 25k at rtol 1e-8)")
     args = p.parse_args(argv)
@@ -82,9 +84,10 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     print(f"init_scale: scales {args.scales}, k ∈ {args.ks}, {args.seeds} seed(s), read at L ≤ {args.level:g} "
           f"(t1 = {args.t1:g}), H = {args.horizon}{' (quick)' if args.quick else ''}", flush=True)
-    runs = xs.run_panel("init_scale", PANEL, args.ks, range(args.seeds), args.scales, args.t1, out=args.out,
-                        n_save=args.n_save, rtol=args.rtol, horizon=args.horizon, batch_size=args.batch_size,
-                        max_steps=args.max_steps)
+    with dask_executor(args.dask) as executor:
+        runs = xs.run_panel("init_scale", PANEL, args.ks, range(args.seeds), args.scales, args.t1, out=args.out,
+                            n_save=args.n_save, rtol=args.rtol, horizon=args.horizon, batch_size=args.batch_size,
+                            max_steps=args.max_steps, executor=executor)
     table = xs.errors_at_levels(runs, PANEL, [args.level], args.horizon)
     scale_of_run = np.array([r.config["scale"] for r in runs])
     ks = np.asarray(args.ks)

@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 
@@ -181,10 +183,15 @@ def test_corrupt_and_partial_runs_are_recomputed(tmp_path, count_flows):
         f.write(b"junk")
     stale = os.path.join(tmp_path, "runs", ".tmp-999999999-k=3_seed=0")  # a dead process's temporary folder
     os.makedirs(stale)
+    remote = os.path.join(tmp_path, "runs", f".tmp-{os.getpid()}@another-host~k=3_seed=0")  # a worker elsewhere
+    os.makedirs(remote)
+    host = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname())
+    live = os.path.join(tmp_path, "runs", f".tmp-{os.getppid()}@{host}~k=3_seed=0")  # a live process of this host
+    os.makedirs(live)
     runs = sweep(tmp_path, record=final_loss, batch_size=1)
     assert count_flows["flows"] == 7
     assert [r.computed for r in runs] == [True, True, True, False]
-    assert not os.path.exists(stale)
+    assert not os.path.exists(stale) and not os.path.exists(remote) and os.path.exists(live)
     # resumed one flow at a time, but in the 4-flow program the finished run used: the same bits
     assert {r.program_size for r in first} == {r.program_size for r in runs} == {4}
     for a, b in zip(runs, first):

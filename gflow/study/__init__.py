@@ -3,6 +3,7 @@ source papers' predictions that VALIDATION.md is built from (DESIGN.md, studies)
 
 from ._harness import (
     check as check,
+    dask_option as dask_option,
     print_checks as print_checks,
     save_figure as save_figure,
     study_parser as study_parser,

@@ -19,6 +19,14 @@ def study_parser(doc: str, out: str, out_help: str, quick_help: str) -> argparse
     return p
 
 
+def dask_option(p: argparse.ArgumentParser) -> None:
+    """``--dask SPEC`` for a study that runs sweeps: where to run them (:func:`gflow.sweep.dask_executor`)."""
+    p.add_argument("--dask", default=None, metavar="SPEC",
+                   help="run the sweeps on Dask (needs gflow[distributed]): 'local:N' for N worker processes on this "
+                        "machine, a scheduler address (tcp://host:8786) or a scheduler file (.json); default: in this "
+                        "process")
+
+
 def check(claim: str, source: str, value: float, threshold: float, passed: bool, **extra) -> dict:
     """One entry of summary.json's list of checks: {"claim", "source", "value", "threshold", "passed"}."""
     entry = {"claim": claim, "source": source, "value": jsonable(value), "threshold": jsonable(threshold),

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import socket
 
 import numpy as np
 
@@ -140,7 +141,7 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
                keep_trajectory: bool, program_size: int, code: dict | None = None) -> SweepRun:
     """Write a run into a temporary folder, then rename it into place (atomic on POSIX)."""
     final_path = os.path.join(runs_dir, name)
-    tmp = os.path.join(runs_dir, f"{_TMP_PREFIX}{os.getpid()}-{name}")
+    tmp = os.path.join(runs_dir, f"{_TMP_PREFIX}{os.getpid()}@{_host()}~{name}")
     if os.path.exists(tmp):
         shutil.rmtree(tmp)
     os.makedirs(tmp)
@@ -159,17 +160,37 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
         json.dump(jsonable(meta), f, indent=1, default=str)
         f.flush()
         os.fsync(f.fileno())
-    if os.path.lexists(final_path):  # an incomplete or corrupt earlier attempt
-        shutil.rmtree(final_path) if os.path.isdir(final_path) else os.remove(final_path)
-    os.replace(tmp, final_path)
+    for _ in range(2):
+        if os.path.lexists(final_path):
+            if _load_run(final_path, identity, name, code)[0] is not None:  # another attempt of this batch (a
+                shutil.rmtree(tmp)  # worker thought dead) finished the same run first: same bits, keep it
+                break
+            shutil.rmtree(final_path, ignore_errors=True) if os.path.isdir(final_path) else os.remove(final_path)
+        try:
+            os.replace(tmp, final_path)
+            break
+        except OSError:  # the folder reappeared between the check and the rename: look again
+            continue
+    else:
+        raise OSError(f"could not move the finished run {name} into place in {runs_dir} (another process keeps "
+                      "writing it)")
     return SweepRun(config=identity["config"], name=name, path=final_path, status=traj.status, message=traj.message,
                     stats=traj.stats, arrays=arrays, record={k: np.asarray(v) for k, v in record.items()},
                     computed=True, program_size=program_size)
 
 
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname()) or "host"
+
+
 def _remove_stale_temporaries(runs_dir: str) -> None:
-    """Delete temporary run folders left by sweep processes that are no longer running."""
+    """Delete temporary run folders (``.tmp-<pid>@<host>~<name>``) left by processes that no longer run: on this
+    host, those of dead processes (or of this one); on other hosts, all of them (the caller holds the folder's
+    lock, so no live sweep of ours writes them)."""
     for entry in os.listdir(runs_dir):
-        m = re.match(rf"{re.escape(_TMP_PREFIX)}(\d+)-", entry)
-        if m and (int(m.group(1)) == os.getpid() or not process_alive(int(m.group(1)))):  # ours, or gone
+        m = re.match(rf"{re.escape(_TMP_PREFIX)}(\d+)(?:@([^~]*)~|-)", entry)
+        if not m:
+            continue
+        pid, host = int(m.group(1)), m.group(2)
+        if (host is not None and host != _host()) or pid == os.getpid() or not process_alive(pid):
             shutil.rmtree(os.path.join(runs_dir, entry), ignore_errors=True)

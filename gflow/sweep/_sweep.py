@@ -1,4 +1,5 @@
-"""Sweeps: a grid of configurations, integrated in batches, each finished run written to disk atomically.
+"""Sweeps: a grid of configurations, integrated in batches, each finished run written to disk atomically,
+in this process or as tasks on an executor (gflow/sweep/_batches.py).
 
 ``run_sweep(grid, build, out, t1=...)`` expands ``grid`` into configurations, calls ``build(**config)`` for each to
 get ``(loss, model0)``, groups the configurations whose models have the same shapes (population losses of different
@@ -18,7 +19,7 @@ folder, enforced by a lock file (gflow/sweep/_lock.py).
 Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
 shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
 flow of a shape group is computed in a compiled program of one size, ``program_size`` in ``run.json``: the bucket
-(gflow/_batching.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
+(gflow/batching.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
 runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it). A flow's arithmetic in a vmapped
 program does not depend on the other rows, so the same program gives the same bits. Two exceptions, where results
 agree to the solver tolerance instead: a solver that lags its Jacobian over steps (``GaussNewtonRosenbrock`` with a
@@ -29,6 +30,8 @@ local devices (each device runs a program of its share of the rows).
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import dataclasses
 import inspect
 import json
 import math
@@ -38,23 +41,19 @@ from typing import Callable, Mapping, Sequence
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .. import (  # solve_flows looked up at call time, so a test can count its calls
-    flow as flow_api,
-    results as results_api,
-)
+from .. import results as results_api  # looked up at call time, so a test can change the source hash
 from .._checks import GflowInputError, positive_int
 from ..batching import bucket_size, stack, take
 from ..flow._solve import default_atols, flat_parameters
 from ..results._provenance import function_hash
+from ._batches import Batch, built_pair, solve_batch, traced_build
 from ._grid import _bind, _canonical_json, _plain, expand_grid
 from ._lock import sweep_lock
 from ._run_files import (
     _load_run,
     _remove_stale_temporaries,
-    _write_run,
     MISSING,
     RUN_FILE,
     run_name,
@@ -76,19 +75,20 @@ def _paddable(loss) -> bool:
     return callable(getattr(loss, "padded_to", None)) and isinstance(getattr(loss, "k", None), int)
 
 
-def _shape_groups(built: list[tuple]) -> list[tuple[list[int], list]]:
-    """Indices of configurations that can share a batch, with their (padded) losses."""
+def _shape_groups(built: list[tuple]) -> list[tuple[list[int], list, int | None]]:
+    """Indices of configurations that can share a batch, with their (padded) losses and the number of lags they
+    were padded to (None: not padded)."""
     first: dict[tuple, list[int]] = {}
     for i, (loss, model0) in enumerate(built):
         first.setdefault((_signature(model0), type(loss), _paddable(loss)), []).append(i)
-    groups: dict[tuple, tuple[list[int], list]] = {}
+    groups: dict[tuple, tuple[list[int], list, int | None]] = {}
     for (model_sig, _, paddable), idx in first.items():
         losses = [built[i][0] for i in idx]
+        k_max = max(loss.k for loss in losses) if paddable else None
         if paddable:
-            k_max = max(loss.k for loss in losses)
             losses = [loss.padded_to(k_max) for loss in losses]
         for i, loss in zip(idx, losses):
-            g = groups.setdefault((model_sig, _signature(loss)), ([], []))
+            g = groups.setdefault((model_sig, _signature(loss)), ([], [], k_max))
             g[0].append(i)
             g[1].append(loss)
     return list(groups.values())
@@ -135,7 +135,7 @@ def _program_size(group_runs: list, batch: int) -> int:
 
 def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record: Callable | None = None,
               batch_size: int = 64, keep_trajectory: bool = False, on_run_done: Callable | None = None,
-              progress: bool = True, traced: Sequence[str] = (), **solve_options) -> list[SweepRun]:
+              progress: bool = True, traced: Sequence[str] = (), executor=None, **solve_options) -> list[SweepRun]:
     """Integrate the gradient flow of every configuration of ``grid``; resume from ``out`` if it holds runs.
 
     - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build``; ``build``'s defaults fill in the
@@ -147,6 +147,14 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
       the batching and suits the smallest initialization in the group.
     - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
       and final model (e.g. an extrapolation error at every saved time).
+    - ``executor``: None runs the batches in this process, one after the other. Otherwise a
+      ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs each
+      batch as a task (gflow/sweep/_batches.py): the task rebuilds its flows from their configurations with
+      ``build`` (nothing large is shipped), solves them and writes each run into ``out``, which must be a folder
+      every worker sees. The driver fixes each group's ``atol``, padding and program size, so the results are
+      bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by
+      the executor (Dask does); runs it had finished are kept. ``batch_size`` sets the task size: choose it so that
+      there are a few tasks per worker. Tested with Dask distributed (``pip install "gflow[distributed]"``).
     - Provenance: every run records the code that made it (``run.json``: gflow's source hash, the source hashes of
       ``build`` and ``record``, git commit and dirty flag, packages, command, device). A run on disk made by other
       gflow code, another ``build`` or (when ``record`` is given) another ``record`` is recomputed, and the sweep
@@ -159,6 +167,8 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
       its finished runs used (module docstring), so that resumed results are bit-identical.
     - ``keep_trajectory``: also save the full :class:`gflow.Trajectory` of each run.
     - ``on_run_done(run)``: called after each run is on disk.
+    - ``progress``: print runs done / total, runs per second and the ETA after each batch, and a count per status
+      at the end.
     - ``traced``: grid keys (numbers, e.g. ``("seed", "k")``) over which ``build`` can be traced: the
       configurations that agree on every other key are built in one ``eqx.filter_vmap``-ed call instead of one
       Python call each (``jax.random.key(seed)``, ``PopulationLoss(teacher, k, k_max=...)`` trace; shapes and
@@ -174,6 +184,7 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     if record is not None and not callable(record):
         raise GflowInputError(f"`record` must be a function (traj, config) -> dict of arrays, got {record!r}")
     batch_size = positive_int("batch_size", batch_size)
+    executor = _as_executor(executor)
     unknown = sorted(set(solve_options) - set(SOLVE_OPTIONS))
     if unknown:
         raise GflowInputError(f"unknown solve option(s) {unknown}; run_sweep passes on {list(SOLVE_OPTIONS)}")
@@ -187,7 +198,7 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         solve_id["traced"] = list(traced)
     identities = [{"config": c, "solve": solve_id} for c in configs]
     names = [run_name(c, ident) for c, ident in zip(configs, identities)]
-    runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
+    runs_dir = os.path.abspath(os.path.join(os.fspath(out), RUNS_DIR))
     os.makedirs(runs_dir, exist_ok=True)
     with sweep_lock(os.fspath(out)):
         _remove_stale_temporaries(runs_dir)
@@ -198,89 +209,160 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         results: list[SweepRun | None] = [run for run, _ in loaded]
         reasons = [why for _, why in loaded]
         groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
-        total, n_loaded = len(configs), sum(r is not None for r in results)
-        todo = total - n_loaded
-        if progress:
-            print(f"sweep {out}: {total} configurations, {n_loaded} complete on disk, {todo} to compute "
-                  f"({len(groups)} shape group{'s' if len(groups) != 1 else ''}, batches of ≤ {batch_size})", flush=True)
-            stale = collections.Counter(why for why in reasons if why not in (None, MISSING))
-            for why, count in sorted(stale.items()):
-                print(f"sweep: recomputing {count} run(s) found on disk: {why}", flush=True)
-        started, computed = time.perf_counter(), 0
-        for idx, losses, models in groups:
-            pending = [p for p, i in enumerate(idx) if results[i] is None]
+        meter = _Meter(len(configs), sum(r is not None for r in results), progress)
+        meter.start(out, len(groups), batch_size, executor, reasons)
+
+        batches = []  # (batch, its flows stacked, for the in-process path)
+        for group in groups:
+            pending = [p for p, i in enumerate(group.indices) if results[i] is None]
             if not pending:
                 continue
             options = dict(solve_options)
             if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
-                options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)), flat_parameters(models))))
-            program = _program_size([results[i] for i in idx], min(batch_size, len(idx)))
+                options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)),
+                                                             flat_parameters(group.models))))
+            program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
             step = min(batch_size, program)
             for start in range(0, len(pending), step):
                 rows = np.asarray(pending[start:start + step])
-                batch_started = time.perf_counter()
-                trajs = flow_api.solve_flows(take(losses, rows), take(models, rows), t1, progress="auto" if progress else False,
-                                    program_size=program, **options)
-                for row, traj in zip(rows, trajs):
-                    i = idx[row]
-                    rec = {} if record is None else record(traj, configs[i])
-                    if not isinstance(rec, Mapping):
-                        raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
-                    results[i] = _write_run(runs_dir, names[i], identities[i], traj, dict(rec), keep_trajectory,
-                                            program, code)
-                    results[i].recomputed_because = None if reasons[i] == MISSING else reasons[i]
-                    computed += 1
-                    if on_run_done is not None:
-                        on_run_done(results[i])
-                if progress:
-                    elapsed = time.perf_counter() - started
-                    eta = elapsed / computed * (todo - computed)
-                    print(f"sweep: {n_loaded + computed}/{total} done (batch of {len(rows)} in "
-                          f"{time.perf_counter() - batch_started:.1f} s), elapsed {_format_seconds(elapsed)}, "
-                          f"ETA {_format_seconds(eta)}", flush=True)
+                idx = [group.indices[r] for r in rows]
+                batch = Batch(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
+                              names=tuple(names[i] for i in idx), identities=tuple(identities[i] for i in idx),
+                              runs_dir=runs_dir, build=build, record=record, t1=float(t1), options=options,
+                              program_size=program, keep_trajectory=keep_trajectory, code=code,
+                              pad_to=group.pad_to, traced=traced, traced_dtypes=group.traced_dtypes,
+                              group_configs=tuple(configs[i] for i in group.indices) if traced else (),
+                              group_rows=tuple(int(r) for r in rows) if traced else ())
+                batches.append((batch, group, rows))
+
+        def finished(done: list[tuple[int, SweepRun]]) -> None:
+            for i, run in done:
+                if not os.path.exists(os.path.join(run.path, RUN_FILE)):
+                    raise GflowInputError(f"a worker wrote run {run.name} into {runs_dir}, which this machine does "
+                                          "not see: `out` must be a folder that the driver and every worker share")
+                run.recomputed_because = None if reasons[i] == MISSING else reasons[i]
+                results[i] = run
+                if on_run_done is not None:
+                    on_run_done(run)
+            meter.batch_done(len(done))
+
+        if executor is None:
+            for batch, group, rows in batches:
+                finished(solve_batch(batch, take(group.losses, rows), take(group.models, rows),
+                                     progress="auto" if progress else False))
+        else:
+            _run_on(executor, [b for b, _, _ in batches], finished, meter)
+        meter.summary(results)
         return results
 
 
-def _built(pair, config):
-    if not (isinstance(pair, tuple) and len(pair) == 2):
-        raise GflowInputError(f"`build` must return (loss, model0), got {type(pair).__name__} for {config}")
-    return pair
+def _as_executor(executor):
+    """None, a ``concurrent.futures.Executor``, or something with ``get_executor()`` (a ``distributed.Client``)."""
+    if executor is None or isinstance(executor, concurrent.futures.Executor):
+        return executor
+    get = getattr(executor, "get_executor", None)
+    if callable(get):
+        return get()
+    raise GflowInputError(f"`executor` must be None, a concurrent.futures.Executor or a distributed.Client, got "
+                          f"{type(executor).__name__}")
 
 
-def _stacked_shape_groups(build, configs) -> list[tuple]:
-    """``build`` called once per configuration; the flows grouped by shape and stacked: [(indices, losses,
-    models0)]."""
-    built = [_built(build(**c), c) for c in configs]
-    return [(idx, stack(losses, "losses"), stack([built[i][1] for i in idx], "models0"))
-            for idx, losses in _shape_groups(built)]
+def _run_on(executor, batches: list[Batch], finished: Callable, meter: _Meter) -> None:
+    """Submit every batch to ``executor``; hand each result to ``finished`` as it arrives."""
+    futures = [executor.submit(solve_batch, batch) for batch in batches]
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                done = future.result()
+            except GflowInputError:
+                raise
+            except Exception as e:  # a task failed for good (the executor gave up retrying it)
+                raise RuntimeError(f"sweep: a batch failed on the executor ({type(e).__name__}: {e}); the "
+                                   f"{meter.done} runs finished so far are on disk, and the same call resumes from "
+                                   "them") from e
+            finished(done)
+    finally:
+        for future in futures:
+            future.cancel()
 
 
-def _traced_groups(build, configs, traced) -> list[tuple]:
+class _Meter:
+    """The driver's progress: runs done / total, runs per second, ETA; a count per status at the end."""
+
+    def __init__(self, total: int, loaded: int, show: bool):
+        self.total, self.loaded, self.show = total, loaded, show
+        self.computed, self.started = 0, time.perf_counter()
+
+    @property
+    def done(self) -> int:
+        return self.loaded + self.computed
+
+    def start(self, out, n_groups: int, batch_size: int, executor, reasons) -> None:
+        if not self.show:
+            return
+        where = "in this process" if executor is None else f"on {type(executor).__name__}"
+        print(f"sweep {out}: {self.total} configurations, {self.loaded} complete on disk, "
+              f"{self.total - self.loaded} to compute ({n_groups} shape group{'s' if n_groups != 1 else ''}, "
+              f"batches of ≤ {batch_size}, {where})", flush=True)
+        stale = collections.Counter(why for why in reasons if why not in (None, MISSING))
+        for why, count in sorted(stale.items()):
+            print(f"sweep: recomputing {count} run(s) found on disk: {why}", flush=True)
+
+    def batch_done(self, n: int) -> None:
+        self.computed += n
+        if not self.show:
+            return
+        elapsed = time.perf_counter() - self.started
+        rate = self.computed / elapsed if elapsed > 0 else math.inf
+        eta = (self.total - self.done) / rate if rate > 0 else math.inf
+        print(f"sweep: {self.done}/{self.total} done, {rate:.3g} runs/s, elapsed {_format_seconds(elapsed)}, "
+              f"ETA {_format_seconds(eta)}", flush=True)
+
+    def summary(self, results: list[SweepRun]) -> None:
+        if not self.show:
+            return
+        elapsed = time.perf_counter() - self.started
+        statuses = collections.Counter(r.status for r in results)
+        print(f"sweep: {self.total} runs ({self.computed} computed in {_format_seconds(elapsed)}, {self.loaded} "
+              f"loaded); status: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())), flush=True)
+
+
+@dataclasses.dataclass
+class _Group:
+    """Configurations that share a batch: their grid indices, their flows stacked (losses padded to
+    ``pad_to`` lags, or built traced over keys of ``traced_dtypes``)."""
+
+    indices: list[int]
+    losses: object
+    models: object
+    pad_to: int | None = None
+    traced_dtypes: tuple[str, ...] = ()
+
+
+def _stacked_shape_groups(build, configs) -> list[_Group]:
+    """``build`` called once per configuration; the flows grouped by shape and stacked."""
+    built = [built_pair(build(**c), c) for c in configs]
+    return [_Group(idx, stack(losses, "losses"), stack([built[i][1] for i in idx], "models0"), pad_to)
+            for idx, losses, pad_to in _shape_groups(built)]
+
+
+def _traced_groups(build, configs, traced) -> list[_Group]:
     """``build`` traced once per group of configurations that agree on every key but ``traced`` (vmapped over the
-    traced keys' values, the equinox way): [(indices, losses, models0)], stacked."""
-    by_fixed: dict[str, tuple[dict, list[int]]] = {}
+    traced keys' values, the equinox way), stacked."""
+    by_fixed: dict[str, list[int]] = {}
     for i, c in enumerate(configs):
         fixed = {k: v for k, v in c.items() if k not in traced}
-        by_fixed.setdefault(_canonical_json(fixed, "grid"), (fixed, []))[1].append(i)
+        by_fixed.setdefault(_canonical_json(fixed, "grid"), []).append(i)
     groups = []
-    for fixed, idx in by_fixed.values():
-        values = {}
+    for idx in by_fixed.values():
+        dtypes = []
         for key in traced:
             column = [configs[i][key] for i in idx]
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column):
                 raise GflowInputError(f"traced grid key {key!r} must take numbers, got {column[:5]}")
-            values[key] = jnp.asarray(column, dtype=jnp.int64 if all(isinstance(v, int) for v in column)
-                                      else jnp.float64)
-        try:
-            pair = eqx.filter_jit(eqx.filter_vmap(lambda vals: build(**fixed, **vals)))(values)  # noqa: B023
-        except GflowInputError:
-            raise
-        except Exception as e:  # a tracer met Python control flow or a shape
-            raise GflowInputError(f"`build` could not be traced over {list(traced)} (they must not set shapes or "
-                                  f"Python branches; pass the rest as fixed grid keys): {type(e).__name__}: "
-                                  f"{str(e).splitlines()[0] if str(e) else ''}") from None
-        loss, model0 = _built(pair, fixed)
-        groups.append((idx, loss, model0))
+            dtypes.append("int64" if all(isinstance(v, int) for v in column) else "float64")
+        loss, model0 = traced_build(build, [configs[i] for i in idx], traced, tuple(dtypes))
+        groups.append(_Group(idx, loss, model0, traced_dtypes=tuple(dtypes)))
     return groups
 
 

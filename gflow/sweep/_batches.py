@@ -1,0 +1,131 @@
+"""One batch of a sweep: the unit of work an executor runs (gflow/sweep/_sweep.py).
+
+A :class:`Batch` names its flows by configuration, not by arrays: a worker rebuilds them with the sweep's ``build``,
+so nothing large travels to it. An untraced build is called per configuration, the population losses padded to
+the shape group's longest. A traced build is vmapped over the whole group, as the driver did, and the batch's rows
+taken from it: a vmapped build over fewer rows can differ in the last bit (a teacher's impulse response computed
+in a batch of 2 and of 4 differed by 1e-16), so each worker keeps the last group it built for the group's next
+batch. What must be the same as in one process is fixed by the driver from the whole grid and
+carried here: the group's ``atol``, the compiled program size and the padding target. The worker solves the flows
+with :func:`gflow.solve_flows`, writes each run atomically into the shared folder and returns the runs (small
+arrays). A batch that is run again (its worker died) first loads the runs its earlier attempt finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Mapping
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from .. import (  # solve_flows and source_hash looked up at call time, so a test can count or change them
+    flow as flow_api,
+    results as results_api,
+)
+from .._checks import GflowInputError
+from ..batching import stack, take
+from ._grid import _canonical_json
+from ._run_files import _load_run, _write_run, SweepRun
+
+
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """Flows of one shape group that are solved together: rows ``indices`` of the grid."""
+
+    indices: tuple[int, ...]  # positions in the grid, for the driver
+    configs: tuple[dict, ...]
+    names: tuple[str, ...]
+    identities: tuple[dict, ...]
+    runs_dir: str
+    build: Callable
+    record: Callable | None
+    t1: float
+    options: dict  # solve_flows options; atol fixed for the group
+    program_size: int
+    keep_trajectory: bool
+    code: dict  # what identifies the code (gflow source hash, build, record)
+    pad_to: int | None = None  # an untraced group of population losses: their common number of lags
+    traced: tuple[str, ...] = ()  # a traced group: build is vmapped over these keys
+    traced_dtypes: tuple[str, ...] = ()  # their dtypes (from the whole group's values)
+    group_configs: tuple[dict, ...] = ()  # a traced group: every configuration of the group, in order
+    group_rows: tuple[int, ...] = ()  # a traced group: this batch's positions in it
+
+
+def built_pair(pair, config):
+    """``build``'s result, checked: (loss, model0)."""
+    if not (isinstance(pair, tuple) and len(pair) == 2):
+        raise GflowInputError(f"`build` must return (loss, model0), got {type(pair).__name__} for {config}")
+    return pair
+
+
+def traced_build(build: Callable, configs, traced: tuple[str, ...], dtypes: tuple[str, ...]):
+    """``build`` vmapped over the ``traced`` keys of ``configs`` (which agree on every other key): (losses,
+    models0), stacked (the equinox way: one traced call, not one Python call per configuration)."""
+    fixed = {k: v for k, v in configs[0].items() if k not in traced}
+    values = {key: jnp.asarray([c[key] for c in configs], dtype=dtype) for key, dtype in zip(traced, dtypes)}
+    try:
+        pair = eqx.filter_jit(eqx.filter_vmap(lambda vals: build(**fixed, **vals)))(values)
+    except GflowInputError:
+        raise
+    except Exception as e:  # a tracer met Python control flow or a shape
+        raise GflowInputError(f"`build` could not be traced over {list(traced)} (they must not set shapes or "
+                              f"Python branches; pass the rest as fixed grid keys): {type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    return built_pair(pair, fixed)
+
+
+_last_group: dict = {}  # a worker's last traced group: {"key": ..., "flows": (losses, models0)}
+
+
+def _rebuild(batch: Batch, rows: list[int]):
+    if batch.traced:
+        key = (_canonical_json(list(batch.group_configs), "grid"), batch.code.get("build"), batch.traced)
+        if _last_group.get("key") != key or key[1] is None:
+            _last_group.clear()
+            _last_group.update(key=key, flows=traced_build(batch.build, list(batch.group_configs), batch.traced,
+                                                           batch.traced_dtypes))
+        take_rows = np.asarray([batch.group_rows[r] for r in rows])
+        losses, models0 = _last_group["flows"]
+        return take(losses, take_rows), take(models0, take_rows)
+    configs = [batch.configs[r] for r in rows]
+    pairs = [built_pair(batch.build(**c), c) for c in configs]
+    losses = [loss if batch.pad_to is None else loss.padded_to(batch.pad_to) for loss, _ in pairs]
+    return stack(losses, "losses"), stack([m for _, m in pairs], "models0")
+
+
+def solve_batch(batch: Batch, losses=None, models0=None, *, progress=False) -> list[tuple[int, SweepRun]]:
+    """Solve the flows of ``batch`` and write each run; returns [(grid index, run)].
+
+    ``losses``/``models0``: the batch's flows, stacked, when the caller has them (in one process); else (on a
+    worker) they are rebuilt from the configurations, and runs that an earlier attempt of this batch finished are
+    loaded instead of solved again.
+    """
+    rows = list(range(len(batch.indices)))
+    done: list[tuple[int, SweepRun]] = []
+    if losses is None:
+        if batch.code.get("gflow") != results_api.source_hash():
+            raise GflowInputError(f"a worker on {os.uname().nodename} runs other gflow code (source hash "
+                                  f"{results_api.source_hash()[:12]}, the driver's is {batch.code.get('gflow', '?')[:12]}): "
+                                  "install the same gflow on every worker")
+        for r in list(rows):
+            run, _ = _load_run(os.path.join(batch.runs_dir, batch.names[r]), batch.identities[r], batch.names[r],
+                               batch.code)
+            if run is not None:
+                done.append((batch.indices[r], run))
+                rows.remove(r)
+        if not rows:
+            return done
+        losses, models0 = _rebuild(batch, rows)
+    trajs = flow_api.solve_flows(losses, models0, batch.t1, progress=progress, program_size=batch.program_size,
+                                 **batch.options)
+    for r, traj in zip(rows, trajs):
+        rec = {} if batch.record is None else batch.record(traj, batch.configs[r])
+        if not isinstance(rec, Mapping):
+            raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
+        run = _write_run(batch.runs_dir, batch.names[r], batch.identities[r], traj, dict(rec), batch.keep_trajectory,
+                         batch.program_size, batch.code)
+        done.append((batch.indices[r], run))
+    return done
