@@ -24,6 +24,10 @@ lock-step, kernels per lock-step counted from the compiled HLO (bench/_kernels.p
 and agreement with one-by-one ``gflow.solve_flow`` runs of the first few flows. Problems run in the order
 R1 R2 R4 R3 R5 (the longest last); R6 only when asked for.
 
+--orders (issue 14) replaces the baselines by ROS34PW2 against Rodas5P on the chosen problems at rtol 1e-8 and
+1e-12, each judged against the *other* method at rtol 1e-13 (bench/_orders.py): steps, gradient evaluations,
+Hessian-vector products, linear solves, warm wall time, errors; R4 runs the stacked flows with each method.
+
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
@@ -49,14 +53,15 @@ import jax
 import numpy as np
 
 import _baselines as B
+import _orders as O
 import _problems as P
 import gflow
+from _accuracy import add_accuracy, N_IMPULSE, Reference, rel_err
 from gflow import flatten
 from gflow.results import jsonable
 
 QUIET = False  # no progress meter in timed solves (same for gflow and the diffrax baselines)
 DENSE_LIMIT_BYTES = 2e9  # skip baselines that need a dense n × n Jacobian above this
-N_IMPULSE = 100
 
 
 def _now():
@@ -65,50 +70,6 @@ def _now():
 
 def log(msg=""):
     print(msg, flush=True)
-
-
-# --------------------------------------------------------------------------------------------------
-# accuracy
-# --------------------------------------------------------------------------------------------------
-def rel_err(a, ref):
-    a, ref = np.asarray(a, dtype=np.float64), np.asarray(ref, dtype=np.float64)
-    scale = np.max(np.abs(ref))
-    return float(np.max(np.abs(a - ref)) / (scale if scale > 0 else 1.0))
-
-
-def impulses(model0, states) -> np.ndarray:
-    """h_0..h_{N_IMPULSE-1} at every row of ``states`` (flat parameter vectors)."""
-    f = jax.jit(jax.vmap(lambda th: P.response(P.rebuild(model0, th), N_IMPULSE)))
-    return np.asarray(f(np.asarray(states)))
-
-
-class Reference:
-    def __init__(self, model0, traj):
-        self.model0 = model0
-        self.theta = np.asarray(flatten(traj.final)[0])
-        self.h = P.impulse(traj.final, N_IMPULSE)
-        self.ts = np.asarray(traj.ts)
-        self.h_traj = impulses(model0, traj.params)
-
-
-def add_accuracy(row, ref: Reference):
-    """θ and h_0..h_99 errors at t1, and the h error over the 200 saved times (relative to max |h_ref| over
-    all saved times and lags) where the method saved at the reference's times."""
-    theta = row.pop("theta", None)
-    saved = row.pop("saved", None)
-    row["theta_rel_err"] = row["h_rel_err"] = row["h_traj_rel_err"] = None
-    if theta is None:
-        return row
-    theta = np.asarray(theta)
-    if not np.all(np.isfinite(theta)):
-        return row
-    row["theta_rel_err"] = rel_err(theta, ref.theta)
-    row["h_rel_err"] = rel_err(P.impulse(P.rebuild(ref.model0, theta), N_IMPULSE), ref.h)
-    if saved is not None:
-        ts, states = saved
-        if len(ts) == len(ref.ts) and np.allclose(ts, ref.ts, rtol=1e-12, atol=0) and np.all(np.isfinite(states)):
-            row["h_traj_rel_err"] = rel_err(impulses(ref.model0, states), ref.h_traj)
-    return row
 
 
 # --------------------------------------------------------------------------------------------------
@@ -487,6 +448,13 @@ def main(argv=None):
                     help="how many R4 flows to time one by one (default 8; quick: 1)")
     ap.add_argument("--lambda-states", type=int, default=None,
                     help="saved reference states at which λ_max is estimated (default 40; quick: 16)")
+    ap.add_argument("--orders", action="store_true",
+                    help="issue 14 instead of the baselines: ROS34PW2 against Rodas5P on --problems (R1 R2 R3 R5, "
+                         "R4 batched) at --orders-rtols, each judged against the other method at --orders-ref-rtol")
+    ap.add_argument("--orders-rtols", type=float, nargs="+", default=[1e-8, 1e-12],
+                    help="rtols of the --orders runs (default 1e-8 1e-12)")
+    ap.add_argument("--orders-ref-rtol", type=float, default=1e-13,
+                    help="rtol of the --orders references (default 1e-13)")
     args = ap.parse_args(argv)
     args.budget = args.budget if args.budget is not None else (4.0 if args.quick else 120.0)
     args.problems = args.problems or (["R1", "R2", "R4"] if args.quick else ["R1", "R2", "R4", "R3", "R5"])
@@ -506,7 +474,10 @@ def main(argv=None):
     results = []
     for name in args.problems:
         try:
-            if name in ("R4", "R6"):
+            if args.orders and name in ("R4", "R6"):
+                results.append(O.run_orders_batched(args.r4_flows if name == "R4" else args.r6_flows,
+                                                    args.orders_rtols, args.orders_ref_rtol, args.r4_timed, log))
+            elif name in ("R4", "R6"):
                 results.append(run_batched(name, args.r4_flows if name == "R4" else args.r6_flows, args))
             else:
                 p = (P.r1(args.quick, args.ref_rtol) if name == "R1" else
@@ -515,7 +486,8 @@ def main(argv=None):
                      P.r5(args.quick, args.ref_rtol))
                 if args.atol_factor is not None:
                     p.atol_factor = args.atol_factor
-                results.append(run_problem(p, args))
+                results.append(O.run_orders(p, args.orders_rtols, args.orders_ref_rtol, log) if args.orders
+                               else run_problem(p, args))
         except Exception as e:  # keep going: one failing problem must not lose the others' results
             import traceback
 
@@ -525,9 +497,9 @@ def main(argv=None):
         if args.json:  # write what we have so far
             write_json(args, results, [], _now() - started, partial=True)
 
-    checks = targets([r for r in results if "error" not in r])
+    checks = (O.targets if args.orders else targets)([r for r in results if "error" not in r])
     if checks:
-        log("\n=== issue-3 targets (this run)")
+        log(f"\n=== issue-{14 if args.orders else 3} targets (this run)")
         for c in checks:
             mark = {True: "PASS", False: "FAIL", None: "n/a "}[c["passed"]]
             log(f"  [{mark}] {c['target']}: {c['value']}")

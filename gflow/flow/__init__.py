@@ -2,12 +2,14 @@
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (DESIGN.md, integrators)."""
 
 from ._options import (
+    AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,
     log_save_times as log_save_times,
     register_solver as register_solver,
     SOLVER_REGISTRY as SOLVER_REGISTRY,
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
+from ._rodas import RODAS5P as RODAS5P, RodasGradientFlow as RodasGradientFlow, RodasTableau as RodasTableau
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,
     ROS34PW2 as ROS34PW2,

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._checks import GflowInputError, positive_float, positive_int
 from ..objectives._abstract_objective import AbstractSumOfSquares
+from ._rodas import RodasGradientFlow
 from ._rosenbrock import GaussNewtonRosenbrock
 
 # Stock diffrax solvers, selectable by name.
@@ -31,14 +32,25 @@ SOLVER_REGISTRY: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     **STOCK_SOLVERS,
     "rosenbrock": GaussNewtonRosenbrock,
     "rosenbrock-cg": lambda: GaussNewtonRosenbrock(linear_solver="cg"),
+    "rodas5p": RodasGradientFlow,
 }
 _default = {"name": "rosenbrock"}  # what solver="auto" resolves to; register_solver(..., default=True) changes it
 
 
-def default_solver() -> str:
-    """The name ``solver="auto"`` resolves to (``"rosenbrock"``, :class:`GaussNewtonRosenbrock`, unless a
-    registered solver was made the default)."""
-    return _default["name"]
+# solver="auto" takes the fifth-order Rodas5P at rtol ≤ this, ROS34PW2 above. Measured on R1 (2-core CPU, warm, one
+# process; bench/run.py --orders and issue 14's note): ROS34PW2 / Rodas5P wall = 0.50 at rtol 1e-8, 0.85 at 1e-10,
+# 1.19–1.25 at 1e-12 (Rodas5P takes 4–12× fewer steps, but a step costs ~8–10× as much).
+AUTO_RODAS_MAX_RTOL = 1e-11
+
+
+def default_solver(rtol: float | None = None) -> str:
+    """The name ``solver="auto"`` resolves to at ``rtol``: ``"rosenbrock"`` (ROS34PW2, :class:`GaussNewtonRosenbrock`),
+    or ``"rodas5p"`` (:class:`RodasGradientFlow`) at rtol ≤ ``AUTO_RODAS_MAX_RTOL``; a registered solver made the
+    default replaces both."""
+    name = _default["name"]
+    if name == "rosenbrock" and rtol is not None and rtol <= AUTO_RODAS_MAX_RTOL:
+        return "rodas5p"
+    return name
 
 
 def register_solver(name: str, factory: Callable[[], diffrax.AbstractSolver], *, default: bool = False):
@@ -48,11 +60,11 @@ def register_solver(name: str, factory: Callable[[], diffrax.AbstractSolver], *,
         _default["name"] = name
 
 
-def make_solver(solver) -> tuple[diffrax.AbstractSolver, str]:
+def make_solver(solver, rtol: float | None = None) -> tuple[diffrax.AbstractSolver, str]:
     if isinstance(solver, diffrax.AbstractSolver):
         return solver, type(solver).__name__
     if solver in (None, "auto"):
-        solver = default_solver()
+        solver = default_solver(rtol)
     if not isinstance(solver, str) or solver.lower() not in SOLVER_REGISTRY:
         raise GflowInputError(f"`solver` must be a diffrax solver or one of {sorted(SOLVER_REGISTRY)} or 'auto', "
                               f"got {solver!r}")
@@ -165,7 +177,7 @@ def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagn
         raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
     controller, rtol = _controller(stepsize_controller, rtol, atol)
     atol = None if atol is None else positive_float("atol", atol)
-    solver_obj, solver_name = make_solver(solver)
+    solver_obj, solver_name = make_solver(solver, rtol)
     return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
                   diverge_factor=positive_float("diverge_factor", diverge_factor),

@@ -49,6 +49,8 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
     (a PIDController from rtol and atol) or the user's step-size controller."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
+    if hasattr(solver, "for_rtol"):  # a solver whose inner tolerances follow the (traced) rtol
+        solver = solver.for_rtol(rtol)
     diverge_loss, diverge_norm = diverge[0], diverge[1]
 
     def stop_or_diverge(t, y, args, **kwargs):
@@ -65,7 +67,7 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
         # instead of grinding on to max_steps.
         stepsize_controller=controller if controller is not None else
         diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
-        saveat=diffrax.SaveAt(ts=ts, t1=True),
+        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=True),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
         # No one differentiates through the solve: a plain while loop, without the checkpointing that
@@ -79,7 +81,14 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
     return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
         (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
         sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
-        sol.stats["num_rejected_steps"]
+        sol.stats["num_rejected_steps"], _hessian_vector_products(solver, sol.solver_state)
+
+
+def _hessian_vector_products(solver, solver_state):
+    """Hessian-vector products over the accepted steps, for a solver that counts them (RodasGradientFlow); −1
+    for the others."""
+    count = getattr(solver, "hessian_vector_products", None)
+    return jnp.asarray(-1 if count is None else count(solver_state))
 
 
 @contextlib.contextmanager

@@ -37,7 +37,8 @@ class FlowBatch(Sequence):
     - ``final_params`` (B, n): the parameters at the last time each flow reached; ``final`` the final models
       as one stacked module.
     - ``status_codes`` (B,): indices into ``gflow.Trajectory`` statuses (``statuses`` gives the names);
-      ``steps``, ``accepted_steps``, ``rejected_steps`` (B,); ``wall_time_s`` the batch's time.
+      ``steps``, ``accepted_steps``, ``rejected_steps`` (B,); ``hessian_vector_products`` (B,) over the accepted
+      steps, −1 for a solver that uses none; ``wall_time_s`` the batch's time.
     """
 
     ts: np.ndarray
@@ -50,6 +51,7 @@ class FlowBatch(Sequence):
     steps: np.ndarray
     accepted_steps: np.ndarray
     rejected_steps: np.ndarray
+    hessian_vector_products: np.ndarray
     wall_time_s: float
     config: dict[str, Any]
     _losses: Any = dataclasses.field(repr=False)
@@ -120,11 +122,13 @@ class FlowBatch(Sequence):
             message = ""
         steps = int(self.steps[i])
         evals, solves = setup.evaluations_per_step, setup.linear_solves_per_step
+        products = _hessian_products(int(self.hessian_vector_products[i]), steps, int(self.accepted_steps[i]))
         stats = {
             "steps": steps, "accepted_steps": int(self.accepted_steps[i]),
             "rejected_steps": int(self.rejected_steps[i]),
             "gradient_evaluations": None if evals is None else int(evals * steps + 1),
-            "linear_solves": None if solves is None else int(solves * steps),
+            "linear_solves": None if solves is None else int(solves * steps) + products.get("hessian_vector_products", 0),
+            **products,
             "wall_time_s": self.wall_time_s,
         }
         config = {
@@ -188,15 +192,26 @@ def last_finite_rows(ys, saved, theta0) -> np.ndarray:
 
 def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics, config) -> FlowBatch:
     """Assemble a FlowBatch from the integrator's outputs (numpy arrays with a leading batch axis)."""
-    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected = out
+    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected, products = out
     saved = saved_rows(sol_ts)
     codes = status_codes(setup, sol_ts, ys, losses_v, hit_max.astype(bool), succeeded.astype(bool), diverge)
     return FlowBatch(ts=np.where(saved, sol_ts, np.nan), saved=saved, loss=losses_v, params=ys,
                      diagnostics=diagnostics, final_params=last_finite_rows(ys, saved, theta0), status_codes=codes,
                      steps=steps.astype(np.int64), accepted_steps=accepted.astype(np.int64),
-                     rejected_steps=rejected.astype(np.int64), wall_time_s=wall, config=dict(config or {}),
+                     rejected_steps=rejected.astype(np.int64), hessian_vector_products=products.astype(np.int64),
+                     wall_time_s=wall, config=dict(config or {}),
                      _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),
                      _atol=np.asarray(atol, dtype=np.float64))
+
+
+def _hessian_products(accepted_count: int, steps: int, accepted: int) -> dict:
+    """Stats of a solver that counts its Hessian-vector products over the accepted steps (the solver state of a
+    rejected step is dropped): the count, the total with rejected steps estimated at the accepted mean, and each
+    also as extra preconditioned solves (one per Richardson iteration). Empty for other solvers (count −1)."""
+    if accepted_count < 0:
+        return {}
+    total = round(accepted_count * steps / max(accepted, 1))
+    return {"hessian_vector_products": total, "hessian_vector_products_accepted": accepted_count}
 
 
 def _loss_description(loss) -> dict:
