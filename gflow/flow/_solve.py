@@ -67,7 +67,8 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
         # instead of grinding on to max_steps.
         stepsize_controller=controller if controller is not None else
         diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
-        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=True),
+        # the final solver state only where it carries a work count: other solvers' programs stay as they were
+        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=hasattr(solver, "hessian_vector_products")),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
         # No one differentiates through the solve: a plain while loop, without the checkpointing that
