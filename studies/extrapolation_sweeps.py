@@ -10,6 +10,11 @@ Loss levels: each run is integrated once, to t1, saving the state at log-spaced 
 level ℓ" is the first saved state with L ≤ ℓ (what early stopping at ℓ returns, up to the saving grid), or the final
 state where the flow never gets to ℓ (counted and reported).
 
+Statistics over seeds (issue 15): a prediction about seeds is decided on one value per seed (:func:`per_seed`: the
+seed's runs reduced to one number, e.g. its median error over k < 2d̂) by a bootstrap interval (:func:`seed_check`,
+gflow.study.over_seeds). The balanced and random teachers are redrawn with each seed, so every error is relative to
+that seed's own teacher scale before any statistic is taken.
+
 Solver failures: the loss of a gradient flow never increases. Where a saved loss exceeds twice the smallest loss
 saved before it (plus a noise floor NOISE_FLOOR × L(0); the tolerance noise we saw stays below it), the integrator
 has left the flow; such a run is flagged and only its saved states before that point are used.
@@ -24,11 +29,13 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
+from gflow.study import check, over_seeds
 
 TEACHERS = ("balanced", "delay", "random_unbalanced")
 STUDENTS = ("diagonal_balanced", "general")
 DECADES = np.arange(0, 17)  # the record keeps the impulse response where L first reaches 10^-m, m = 0 .. 16
 NOISE_FLOOR = 1e-14
+RATIO_FLOOR = 1e-16  # a per-seed ratio divides by max(denominator, this): relative errors below it are rounding
 
 
 def make_teacher(kind: str, dim: int, seed: int):
@@ -160,6 +167,43 @@ def by_k(values, ks_of_runs, ks):
         mean.append(np.mean(v) if v.size else np.nan)
         std.append(np.std(v) if v.size else np.nan)
     return np.array(med), np.array(mean), np.array(std)
+
+
+def per_seed(values, seeds_of_runs, select=None, reduce=np.median) -> dict:
+    """{seed: reduce(its finite values where ``select``)} for a row of per-run values; a seed with none is left out."""
+    values = np.asarray(values, dtype=np.float64)
+    seeds_of_runs = np.asarray(seeds_of_runs)
+    mask = np.isfinite(values) & (np.ones(values.shape, bool) if select is None else np.asarray(select, bool))
+    return {int(s): float(reduce(values[mask & (seeds_of_runs == s)]))
+            for s in np.unique(seeds_of_runs) if np.any(mask & (seeds_of_runs == s))}
+
+
+def ratio_by_seed(numerator: dict, denominator: dict, floor: float = RATIO_FLOOR) -> dict:
+    """{seed: numerator / max(denominator, floor)} over the seeds both have."""
+    return {s: numerator[s] / max(denominator[s], floor) for s in numerator if s in denominator}
+
+
+def contrast_by_seed(errors, ks_of_runs, seeds_of_runs, k_critical: int) -> tuple[dict, dict, dict]:
+    """Per seed: (median error over its runs with k < k_c, the same over k > k_c, their ratio); k = k_c is left
+    out, a median above k_c below RATIO_FLOOR counts as RATIO_FLOOR."""
+    ks_of_runs = np.asarray(ks_of_runs)
+    below = per_seed(errors, seeds_of_runs, ks_of_runs < k_critical)
+    above = per_seed(errors, seeds_of_runs, ks_of_runs > k_critical)
+    return below, above, ratio_by_seed(below, above)
+
+
+def seed_check(claim: str, source: str, by_seed: dict, threshold, direction: str, **extra) -> dict:
+    """gflow.study.over_seeds on one value per seed ({seed: value}; non-finite values are dropped and counted).
+    With no value left the check is "inconclusive" (n = 0)."""
+    seeds = [s for s, v in by_seed.items() if np.isfinite(v)]
+    values = [by_seed[s] for s in seeds]
+    extra = {**extra, "seeds": seeds, "seeds_dropped": len(by_seed) - len(seeds)}
+    if values:
+        return over_seeds(claim, source, values, threshold, direction, **extra)
+    kind = extra.pop("kind", "prediction")
+    entry = check(claim, source, float("nan"), threshold, False, kind=kind, **extra)
+    entry.update(status="inconclusive", n=0, direction=direction, seeds_needed=None)
+    return entry
 
 
 def contrast(errors, ks_of_runs, k_critical: int) -> tuple[float, float, float]:

@@ -12,8 +12,14 @@ extrapolation at k = 5.
 
 Part 2 — Proposition 3 (spec 000 §4 item 2, §6 P9). For d > k the Vandermonde construction
 (``gflow.teachers.vandermonde_student``) gives a symmetric student with zero loss whose impulse response takes
-arbitrary values at j = k .. d − 1: zero training loss does not imply extrapolation. Lemma 7 says such a
-student must be unbalanced once k > 2d̂: its spectral measure needs a negative weight. Both are checked.
+arbitrary values at j = k .. d − 1: zero training loss does not imply extrapolation. Lemma 7 says such a student
+must be unbalanced once k > 2d̂: its spectral measure needs a negative weight.
+
+Check classes (issue 15): the pairs, the loss identities, the Vandermonde student and Lemma 7 on constructed
+students hold by construction or are identities: *sanity* checks. The *prediction* checks are the trained flows:
+at k = 2d̂ − 1 < d gradient flow reaches (near) zero loss, a point that cannot extrapolate both teachers (Cor. A.2;
+an instance of Prop. 3 reached by training), and at k = 2d̂ + 1 it extrapolates (uniform and accumulating loss).
+No check is a statistic over seeds.
 
 Example:  python studies/moment_pairs.py --quick --out out/moment_pairs
 """
@@ -28,7 +34,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, exit_code, print_checks, save_figure, study_parser, write_summary
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -36,8 +42,8 @@ SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/moment_pairs", "output folder for figures, trajectories, summary.json",
                       "fewer random students and a shorter flow")
-    p.add_argument("--students", type=int, default=None, help="random students for the equal-loss check "
-                   "(default 200; quick: 20)")
+    p.add_argument("--students", type=int, default=None, help="random students for the equal-loss check, split "
+                   "as evenly as possible over the three kinds (default 200; quick: 20)")
     p.add_argument("--d", type=int, default=8, help="student dimension for the flows (d > k)")
     p.add_argument("--eps", type=float, default=1e-3, help="balanced initialization scale of the flows")
     p.add_argument("--t1", type=float, default=None, help="flow horizon (default 1e6; quick: 1e4)")
@@ -60,6 +66,8 @@ def parse_args(argv=None):
     args.lemma7_tails = args.lemma7_tails or (20 if args.quick else 100)
     if args.prop3_d <= args.prop3_k:
         p.error("--prop3-d must exceed --prop3-k (Proposition 3 needs d > k)")
+    if args.students < len(KINDS):
+        p.error(f"--students must be >= {len(KINDS)} (one per kind)")
     return args
 
 
@@ -67,11 +75,12 @@ KINDS = ("balanced", "symmetric", "gaussian")
 
 
 def random_students(key, n, d):
-    """Students the loss identity must hold for, stacked by kind (balanced symmetric, unbalanced symmetric,
-    general), scales uniform in [0.1, 0.5]: {kind: batched LinearRNN}."""
+    """n students the loss identity must hold for, stacked by kind (balanced symmetric, unbalanced symmetric,
+    general; n split as evenly as possible, at least one each), scales uniform in [0.1, 0.5]: {kind: batched
+    LinearRNN}."""
     out = {}
     for i, kind in enumerate(KINDS):
-        keys = jax.random.split(jax.random.fold_in(key, i), max(1, n // len(KINDS)))
+        keys = jax.random.split(jax.random.fold_in(key, i), max(1, n // len(KINDS) + (i < n % len(KINDS))))
         scales = np.asarray(jax.random.uniform(jax.random.fold_in(key, 10 + i), (len(keys),), minval=0.1, maxval=0.5))
         models = [getattr(initializers, kind)(k, d, scale=float(s)) for k, s in zip(keys, scales)]
         out[kind] = jax.tree_util.tree_map(lambda *xs: jax.numpy.stack(xs), *models)
@@ -131,30 +140,35 @@ def main(argv=None):
     w1, w2 = np.asarray(T1.impulse_response(H)), np.asarray(T2.impulse_response(H))
     print(f"moment_pairs: d̂ = 2 pair, IRs {np.round(w1[:5], 6)} and {np.round(w2[:5], 6)}", flush=True)
     students = random_students(key, args.students, args.d)
+    n_students = sum(int(np.shape(b.B)[0]) for b in students.values())
     worst, gap_next = pair_identity((T1, T2), students, d_hat)
     worst_acc, gap_next_acc = pair_identity((T1, T2), students, d_hat, "accumulating")
     h_gap = abs(w1[2 * d_hat - 1] - w2[2 * d_hat - 1])
     agree = float(np.max(np.abs(w1[:2 * d_hat - 1] - w2[:2 * d_hat - 1])))
+    max_abs_a = float(max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))))
     src_pair = f"{SOURCE}, Lemma A.1 / Cor. A.2 (spec 000 §1.4e, §6 P8)"
     checks += [
-        check("d̂=2 pair: impulse responses agree for j <= 2d̂-2 = 2 (to rounding)", src_pair, agree, 1e-15,
-              agree <= 1e-15, predictions=["000-P8"]),
-        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the spec's 0.1875", src_pair, float(h_gap), 0.1875,
-              abs(h_gap - 0.1875) <= 1e-14, predictions=["000-P8"]),
-        check(f"d̂=2 pair: identical losses for every k <= 3 on {args.students} random students "
-              "(max relative difference)", src_pair, worst, 1e-12, worst <= 1e-12, predictions=["000-P8"]),
-        check("d̂=2 pair: at k = 2d̂ = 4 the losses differ on every student (min relative gap)", src_pair,
-              float(gap_next), 1e-6, gap_next > 1e-6, predictions=["000-P8"]),
-        check("both teachers are balanced, stable (|λ| <= 1) and non-degenerate (Ĉ B̂ = 1)", src_pair,
-              float(max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A)))), 1.0,
-              max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))) <= 1.0 and abs(w1[0] - 1) < 1e-14
-              and abs(w2[0] - 1) < 1e-14 and float(an.balance_ratio(T1)) == 0.0 and float(an.balance_ratio(T2)) == 0.0, predictions=["000-P8"]),
+        check("d̂=2 pair: impulse responses agree for j <= 2d̂-2 = 2 (to rounding; by construction)", src_pair, agree,
+              1e-15, agree <= 1e-15, kind="sanity", predictions=["000-P8"]),
+        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the spec's hand-computed 0.1875 (arithmetic)", src_pair, float(h_gap),
+              0.1875, abs(h_gap - 0.1875) <= 1e-14, kind="sanity", predictions=["000-P8"]),
+        check(f"d̂=2 pair: identical losses for every k <= 3 on {n_students} random students (max relative "
+              "difference; an identity once the IRs agree on j <= 2)", src_pair, worst, 1e-12, worst <= 1e-12,
+              kind="sanity", predictions=["000-P8"]),
+        check(f"d̂=2 pair: at k = 2d̂ = 4 the losses differ on each of the {n_students} students (min relative gap; "
+              "generic once ŵ_3 ≠ ŵ'_3)", src_pair, float(gap_next), 1e-6, gap_next > 1e-6, kind="sanity",
+              predictions=["000-P8"]),
+        check("both teachers are balanced (B̂ = Ĉᵀ), stable (max|Â| <= 1) and non-degenerate (Ĉ B̂ = 1): the "
+              "construction; value max|Â|", src_pair, max_abs_a, 1.0,
+              max_abs_a <= 1.0 and abs(w1[0] - 1) < 1e-14 and abs(w2[0] - 1) < 1e-14
+              and float(an.balance_ratio(T1)) == 0.0 and float(an.balance_ratio(T2)) == 0.0, kind="sanity",
+              predictions=["000-P8"]),
     ]
     src_acc = f"{SOURCE}, App. D (accumulating loss, weights k − i; spec 000 §6 P16)"
-    checks.append(check("accumulating loss: identical losses for every k <= 3 on the same students, and different "
-                        "at k = 4 (max relative difference)", src_acc, worst_acc, 1e-12,
-                        worst_acc <= 1e-12 and gap_next_acc > 1e-6, min_gap_k_4=gap_next_acc,
-                        predictions=["000-P16"]))
+    checks.append(check(f"accumulating loss: identical losses for every k <= 3 on the same {n_students} students "
+                        "(max relative difference) and different at k = 4 (an identity, as for the uniform loss)",
+                        src_acc, worst_acc, 1e-12, worst_acc <= 1e-12 and gap_next_acc > 1e-6, kind="sanity",
+                        min_gap_k_4=gap_next_acc, predictions=["000-P16"]))
     results["pair"] = {"atoms": [np.asarray(T1.A), np.asarray(T2.A)], "weights": [np.asarray(T1.B) ** 2,
                        np.asarray(T2.B) ** 2], "ir": [w1[:8], w2[:8]], "max_relative_loss_difference_k_le_3": worst,
                        "min_relative_loss_gap_k_4": gap_next, "w1_teachers": an.wasserstein1(T1, T2)}
@@ -182,32 +196,43 @@ def main(argv=None):
     k_short, k_long = 2 * d_hat - 1, 2 * d_hat + 1
     same_path = float(np.max(np.abs(flows[(k_short, "T1")].params - flows[(k_short, "T2")].params))
                       / np.max(np.abs(flows[(k_short, "T1")].params)))
+    short_losses = [flow_res[(k_short, n, "default")]["final_loss"] for n in ("T1", "T2")]
     unavoidable = max(flow_res[(k_short, "T1", "default")]["tail_T1"], flow_res[(k_short, "T1", "default")]["tail_T2"])
     long_tails = [flow_res[(k_long, n, "default")][f"tail_{n}"] for n in ("T1", "T2")]
     long_tails_tight = [flow_res[(k_long, n, "tight")][f"tail_{n}"] for n in ("T1", "T2")]
     tol_diff = max(abs(a - b) for a, b in zip(long_tails, long_tails_tight))
     checks += [
-        check(f"k = {k_short}: gradient flows for the two teachers coincide (max relative parameter difference)",
-              src_pair, same_path, 1e-8, same_path <= 1e-8, predictions=["000-P8"]),
-        check(f"k = {k_short}: the learned student misses one teacher by >= |ŵ_3 − ŵ'_3|/2 on the tail",
-              f"{SOURCE}, Cor. A.2", unavoidable, h_gap / 2, unavoidable >= h_gap / 2 - 1e-12, predictions=["000-P8"]),
-        check(f"k = {k_long} > 2d̂: balanced students extrapolate, max tail error over both teachers "
-              f"<= {args.extrapolation_threshold:g} (our threshold)", f"{SOURCE}, Thm 5 / Lemma 7 / Thm 8 (P6-P7)",
-              max(long_tails), args.extrapolation_threshold, max(long_tails) <= args.extrapolation_threshold,
-              tight_rtol=max(long_tails_tight), predictions=["000-P6"]),
+        check(f"k = {k_short}: the gradient flows for the two teachers coincide (max relative parameter difference; "
+              "the two losses are the same function, so this guards the solver)", src_pair, same_path, 1e-8,
+              same_path <= 1e-8, kind="sanity", predictions=["000-P8"]),
+        check(f"k = {k_short} = 2d̂ − 1: gradient flow from one balanced start (d = {args.d}, ε = {args.eps:g}, "
+              f"t1 = {args.t1:g}) reaches L <= 1e-10 for both teachers (max final loss): the zero-loss point of "
+              "Cor. A.2 (and, with d > k, an instance of Prop. 3 reached by training), which then misses one teacher "
+              "by >= |ŵ_3 − ŵ'_3|/2", f"{SOURCE}, Cor. A.2 / Prop. 3", max(short_losses), 1e-10,
+              max(short_losses) <= 1e-10, kind="prediction", predictions=["000-P8", "000-P9"]),
+        check(f"k = {k_short}: the learned student misses one teacher by >= |ŵ_3 − ŵ'_3|/2 on the tail (the "
+              "triangle inequality: true of any student)", f"{SOURCE}, Cor. A.2", unavoidable, h_gap / 2,
+              unavoidable >= h_gap / 2 - 1e-12, kind="sanity", predictions=["000-P8"]),
+        check(f"k = {k_long} > 2d̂: the balanced students trained on each teacher extrapolate, max tail error on "
+              f"[{k_long}, {H}) over both teachers <= {args.extrapolation_threshold:g} (our threshold)",
+              f"{SOURCE}, Thm 5 / Lemma 7 / Thm 8 (P6-P7)", max(long_tails), args.extrapolation_threshold,
+              max(long_tails) <= args.extrapolation_threshold, kind="prediction", tight_rtol=max(long_tails_tight),
+              predictions=["000-P6"]),
         check(f"k = {k_long} tail errors agree between rtol and rtol/100 (absolute difference <= 1e-3 of the "
               "threshold)", "tolerance check (DESIGN.md)", tol_diff, 1e-3 * args.extrapolation_threshold,
-              tol_diff <= 1e-3 * args.extrapolation_threshold, predictions=["000-P6"]),
+              tol_diff <= 1e-3 * args.extrapolation_threshold, kind="sanity", predictions=["000-P6"]),
     ]
     same_acc = float(np.max(np.abs(flows[(k_short, "T1acc")].params - flows[(k_short, "T2acc")].params))
                      / np.max(np.abs(flows[(k_short, "T1acc")].params)))
     acc_tails = [flow_res[(k_long, n + "acc", "default")][f"tail_{n}"] for n in ("T1", "T2")]
     checks += [
         check(f"accumulating loss, k = {k_short}: the flows for the two teachers coincide (max relative parameter "
-              "difference)", src_acc, same_acc, 1e-8, same_acc <= 1e-8, predictions=["000-P16"]),
-        check(f"accumulating loss, k = {k_long} > 2d̂: balanced students extrapolate, max tail error over both "
-              f"teachers <= {args.extrapolation_threshold:g} (our threshold)", src_acc, max(acc_tails),
-              args.extrapolation_threshold, max(acc_tails) <= args.extrapolation_threshold, predictions=["000-P16"]),
+              "difference; same loss function, a solver guard)", src_acc, same_acc, 1e-8, same_acc <= 1e-8,
+              kind="sanity", predictions=["000-P16"]),
+        check(f"accumulating loss, k = {k_long} > 2d̂: the balanced students trained on each teacher extrapolate, "
+              f"max tail error on [{k_long}, {H}) over both teachers <= {args.extrapolation_threshold:g} "
+              "(our threshold)", src_acc, max(acc_tails), args.extrapolation_threshold,
+              max(acc_tails) <= args.extrapolation_threshold, kind="prediction", predictions=["000-P16"]),
     ]
     results["flows"] = {f"k{k}_{n}_{t}": v for (k, n, t), v in flow_res.items()}
     results["flows"]["same_path_relative_difference"] = same_path
@@ -222,10 +247,10 @@ def main(argv=None):
         worst_g, _ = pair_identity((A, B), students, dh)
         results["general_pairs"][f"d_hat_{dh}"] = {"agree_max": agree_g, "differ_at_2dhat_minus_1": differ_g,
                                                    "max_relative_loss_difference": worst_g}
-        checks.append(check(f"d̂={dh} pair: IRs agree for j <= {2 * dh - 2} (<= 1e-14), differ at j = {2 * dh - 1} "
-                            f"(>= 1e-4), equal losses for k <= {2 * dh - 1} (relative <= 1e-10)",
-                            f"{SOURCE}, Lemma A.1", differ_g, 1e-4,
-                            agree_g <= 1e-14 and differ_g >= 1e-4 and worst_g <= 1e-10,
+        checks.append(check(f"d̂={dh} pair (construction): IRs agree for j <= {2 * dh - 2} (<= 1e-14), differ at "
+                            f"j = {2 * dh - 1} (>= 1e-4), equal losses for k <= {2 * dh - 1} on the {n_students} "
+                            "students (relative <= 1e-10)", f"{SOURCE}, Lemma A.1", differ_g, 1e-4,
+                            agree_g <= 1e-14 and differ_g >= 1e-4 and worst_g <= 1e-10, kind="sanity",
                             agree_max=agree_g, max_relative_loss_difference=worst_g, predictions=["000-P8"]))
         print(f"  d̂={dh} pair: agree to {agree_g:.1e} for j <= {2 * dh - 2}, differ by {differ_g:.4g} at "
               f"j = {2 * dh - 1}; loss difference {worst_g:.1e}", flush=True)
@@ -241,12 +266,10 @@ def main(argv=None):
     weights = np.asarray(an.spectral_measure(student).weights)
     src_p3 = f"{SOURCE}, Prop. 3 / E.2 (spec 000 §4 item 2, §6 P9)"
     checks += [
-        check(f"Prop. 3 student (d̂={args.prop3_teacher_dim}, k={k}, d={d}): relative training loss ≈ 0", src_p3,
-              loss_p3, 1e-20, loss_p3 <= 1e-20, predictions=["000-P9"]),
-        check("Prop. 3 student: the impulse response is off by the prescribed 1 on j = k..d-1 (max error >= 0.99)",
-              src_p3, tail_p3, 0.99, tail_p3 >= 0.99, predictions=["000-P9"]),
-        check("Prop. 3 student: it does not ε-extrapolate with horizon d for ε = 0.5", src_p3,
-              float(not an.extrapolates(student, teacher, 0.5, d)), 1.0, not an.extrapolates(student, teacher, 0.5, d), predictions=["000-P9"]),
+        check(f"Prop. 3 student (d̂={args.prop3_teacher_dim}, k={k}, d={d}): relative training loss ≈ 0 (by "
+              "construction)", src_p3, loss_p3, 1e-20, loss_p3 <= 1e-20, kind="sanity", predictions=["000-P9"]),
+        check("Prop. 3 student: the impulse response is off by the prescribed 1 on j = k..d-1 (max error >= 0.99; "
+              "by construction)", src_p3, tail_p3, 0.99, tail_p3 >= 0.99, kind="sanity", predictions=["000-P9"]),
     ]
     # Lemma 7: for k > 2d̂ every zero-loss student whose IR deviates somewhere must be unbalanced (a g_i < 0)
     k7 = 2 * args.prop3_teacher_dim + 1
@@ -259,9 +282,10 @@ def main(argv=None):
         min_weights.append(float(np.min(np.asarray(an.spectral_measure(s7).weights))))
     worst_min = float(max(min_weights))
     checks.append(check(f"k = {k7} > 2d̂: every zero-loss Vandermonde student with a wrong tail has a negative "
-                        f"spectral weight ({args.lemma7_tails} random tails; largest min_i g_i)",
+                        f"spectral weight ({args.lemma7_tails} random tails; largest min_i g_i; Lemma 7 on "
+                        "constructed students, a moment identity)",
                         f"{SOURCE}, Lemma 7 (balanced + L = 0 + k > 2d̂ ⇒ extrapolation)", worst_min, 0.0,
-                        worst_min < 0.0, predictions=["000-P6", "000-P9"]))
+                        worst_min < 0.0, kind="sanity", predictions=["000-P6", "000-P9"]))
     results["prop3"] = {"teacher_dim": args.prop3_teacher_dim, "k": k, "d": d, "relative_loss": loss_p3,
                         "tail_error_k_to_d": tail_p3, "weights": weights,
                         "negative_weights": int(np.sum(weights < 0)), "lemma7_k": k7, "lemma7_d": d7,
@@ -271,10 +295,10 @@ def main(argv=None):
           flush=True)
 
     make_figures(args, T1, T2, flows, teacher, student, k, d)
-    summary = write_summary(args.out, "moment_pairs", vars(args), checks, results, started)
+    write_summary(args.out, "moment_pairs", vars(args), checks, results, started)
     print_checks(checks)
     print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return 0 if summary["all_passed"] else 1
+    return exit_code(checks)
 
 
 def make_figures(args, T1, T2, flows, teacher, student, k, d):

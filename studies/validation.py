@@ -1,118 +1,211 @@
-"""Generate VALIDATION.md from the studies' summary.json files.
+"""Build VALIDATION.md from the committed result files validation/results/<study>.json (issue 15).
 
-    python studies/validation.py --runs out --output VALIDATION.md
+    python studies/validation.py              # rewrite VALIDATION.md
+    python studies/validation.py --check      # exit 1 if VALIDATION.md differs from what the results give
 
-Every check of every study is listed (claim, source, study, measured value, threshold, status), and every
-testable prediction of spec 000 §6, spec 001 §5 and the nonlinear papers' specs 002–004
-(studies/_predictions.py) is listed with the checks that
-test it: "pass" when all of them passed, "FAIL" when any failed (with the measured numbers), and "not
-checked" when no finished study tests it. Nothing here decides what passes: the studies' own checks do.
+A full (not --quick) run of a study records its checks in validation/results/<study>.json; this script reads those
+files only (no out/ folders, no clock), so VALIDATION.md is a function of the repository. Every prediction of
+gflow.study.PREDICTIONS gets one status:
+
+- pass / FAIL / inconclusive: from the *prediction* checks tagged with it (FAIL if any fails, else inconclusive if
+  any is, else pass); *sanity* checks (by construction, arithmetic, solver guards) are listed but never decide;
+- not testable: gflow.study.UNTESTABLE says why, and what it would take;
+- not run: the study meant to decide it has no result file;
+- not checked: none of the above (a defect: tests/test_validation.py fails on it).
+
+A result whose recorded code hash differs from today's study code (the study script, the studies/ modules it
+imports, the gflow source) is marked *stale*. Every FAIL and inconclusive prediction links to its paragraph in
+validation/explanations.md ("## <id>" sections).
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
-import json
 import os
+import re
 import sys
-import time
 
-from gflow.study import PREDICTIONS
+from gflow.study import load_results, PREDICTIONS, study_code_hash, UNTESTABLE
 
-
-def load_summaries(runs: str) -> list[dict]:
-    """Every ``summary.json`` one or two folders below ``runs``, with the folder it came from."""
-    found = []
-    for path in sorted(glob.glob(os.path.join(runs, "*", "summary.json")) +
-                       glob.glob(os.path.join(runs, "*", "*", "summary.json"))):
-        with open(path) as f:
-            summary = json.load(f)
-        summary["_path"] = os.path.relpath(os.path.dirname(path))
-        found.append(summary)
-    return found
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STUDIES = os.path.join(ROOT, "studies")
+RESULTS = os.path.join(ROOT, "validation", "results")
+EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
+OUTPUT = os.path.join(ROOT, "VALIDATION.md")
+STATUS_ORDER = ("pass", "FAIL", "inconclusive", "not testable", "not run", "not checked")
 
 
-def _fmt(value) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, list) and len(value) <= 4:
-        return "[" + ", ".join(_fmt(v) for v in value) + "]"
-    return str(value)[:60]
+def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
+    """``## <id>`` sections of the explanations file: id → paragraph text."""
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as f:
+        text = f.read()
+    parts = re.split(r"^## +(\S+)[^\n]*\n", text, flags=re.M)
+    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+
+
+def prediction_statuses(results: list[dict]) -> dict[str, dict]:
+    """id → {"status", "checks" (prediction checks), "guards" (sanity checks), "stale"} for every prediction."""
+    tagged: dict[str, list] = {}
+    for r in results:
+        for c in r["checks"]:
+            for pid in c.get("predictions") or []:
+                tagged.setdefault(pid, []).append((r, c))
+    recorded = {r["study"] for r in results}
+    out = {}
+    for p in PREDICTIONS:
+        checks = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "prediction"]
+        guards = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "sanity"]
+        statuses = {c["status"] for _, c in checks}
+        if checks:
+            status = "FAIL" if "FAIL" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
+        elif p.id in UNTESTABLE:
+            status = "not testable"
+        elif any(s.strip() not in recorded for s in p.study.split(",") if s.strip() != "—"):
+            status = "not run"
+        else:
+            status = "not checked"
+        out[p.id] = {"status": status, "checks": checks, "guards": guards,
+                     "stale": any(r["_stale"] for r, _ in checks)}
+    return out
+
+
+def _fmt(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list) and len(v) <= 4:
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)[:60]
 
 
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _mode(summary) -> str:
-    return "quick" if summary.get("config", {}).get("quick") else "full"
+def _measured(c: dict) -> str:
+    interval = f" [{_fmt(c['interval'][0])}, {_fmt(c['interval'][1])}]" if "interval" in c else ""
+    n = f", n = {c['n']}" if "n" in c else ""
+    needed = f", ~{c['seeds_needed']} seeds to decide" if c.get("seeds_needed") else ""
+    return f"{_fmt(c['value'])}{interval} vs {c.get('direction', '')}{_fmt(c['threshold'])}{n}{needed}"
 
 
-def render(summaries: list[dict]) -> str:
-    checks = [(s, c) for s in summaries for c in s.get("checks", [])]
-    by_prediction: dict[str, list] = {}
-    for s, c in checks:
-        for pid in c.get("predictions") or []:
-            by_prediction.setdefault(pid, []).append((s, c))
-    known = {p[0] for p in PREDICTIONS}
+def _anchor(pid: str) -> str:
+    return "x-" + pid.lower()
 
+
+def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list[str]]:
+    """VALIDATION.md's text, and the FAIL/inconclusive predictions that have no explanation."""
+    for r in results:
+        r["_stale"] = r.get("code_hash") != study_code_hash(r["study"], STUDIES)
+    statuses = prediction_statuses(results)
+    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER}
+    checks = [(r, c) for r in results for c in r["checks"]]
     lines = ["# VALIDATION", "",
-             f"Generated by `python studies/validation.py` on {time.strftime('%Y-%m-%d %H:%M')} from "
-             f"{len(summaries)} summary.json file(s). Do not edit by hand: rerun the studies, then this script.", ""]
-    n_pass = sum(c["passed"] for _, c in checks)
-    lines += [f"**{n_pass} of {len(checks)} checks pass.** Studies: "
-              + ", ".join(f"`{s['study']}` ({_mode(s)}, {s['_path']})" for s in summaries) + ".", ""]
+             "Built by `python studies/validation.py` from the result files in `validation/results/` (one per study, "
+             "written by the study's full run) and the explanations in `validation/explanations.md`. Do not edit by "
+             "hand: `tests/test_validation.py` rebuilds this file and fails on any difference.", "",
+             f"**Predictions ({len(PREDICTIONS)}): " + ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER
+                                                                  if counts[s] or s != "not checked") + ".** "
+             "A prediction is decided by its *prediction* checks only; *sanity* checks (true by construction, "
+             "arithmetic, solver guards) are shown beside it and never count. Over seeds a check reports the "
+             "statistic with its bootstrap 95 % interval: pass if the interval clears the threshold, FAIL if it lies "
+             "entirely on the wrong side, inconclusive otherwise. A prediction beside a failed sanity guard is marked so: "
+             "its checks ran on a state the study did not expect, read them with care.", ""]
+    n_pred = sum(c["kind"] == "prediction" for _, c in checks)
+    lines += [f"Checks: {len(checks)} ({n_pred} prediction: "
+              + ", ".join(f"{sum(c['kind'] == 'prediction' and c['status'] == s for _, c in checks)} {s}"
+                          for s in ("pass", "FAIL", "inconclusive"))
+              + f"; {len(checks) - n_pred} sanity: "
+              + ", ".join(f"{sum(c['kind'] == 'sanity' and c['status'] == s for _, c in checks)} {s}"
+                          for s in ("pass", "FAIL")) + ").", ""]
 
-    lines += ["## Testable predictions (spec 000 §6, spec 001 §5, spec 002 §5, spec 003 §6, spec 004 §5)", "",
-              "| id | prediction | source | study | status | measured (threshold) |", "|---|---|---|---|---|---|"]
-    counts = {"pass": 0, "FAIL": 0, "not checked": 0, "not linear": 0}
-    for pid, claim, source, study, linear in PREDICTIONS:
-        tested = by_prediction.get(pid, [])
-        if tested:
-            status = "pass" if all(c["passed"] for _, c in tested) else "FAIL"
-            measured = "; ".join(f"{_fmt(c['value'])} ({_fmt(c['threshold'])})" for _, c in tested)
-            where = ", ".join(sorted({s["study"] for s, _ in tested}))
-        else:
-            status = "not linear" if linear is False else "not checked"
-            measured, where = (("—", f"{study} (nonlinear model)") if linear is False else
-                               ("—", f"planned: {study}") if study != "—" else ("—", "no study yet"))
-        counts[status] += 1
-        lines.append(f"| {pid} | {_cell(claim)} | {_cell(source)} | {_cell(where)} | {status} | {_cell(measured)} |")
-    lines += ["", "Predictions: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".", ""]
-    unknown = sorted(set(by_prediction) - known)
-    if unknown:
-        lines += [f"Checks tag unknown prediction ids: {', '.join(unknown)}.", ""]
+    lines += ["## Results", "", "| study | recorded | commit | wall time | checks | code |", "|---|---|---|---|---|---|"]
+    for r in results:
+        git = r.get("provenance", {}).get("git") or {}
+        commit = (git.get("commit") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
+        lines.append(f"| {r['study']} | {r['recorded']} | {commit} | {r['wall_time_s'] / 60:.1f} min | "
+                     f"{len(r['checks'])} | {'**stale**' if r['_stale'] else 'current'} |")
+    planned = sorted({s.strip() for p in PREDICTIONS for s in p.study.split(",")} - {"—"}
+                     - {r["study"] for r in results})
+    if planned:
+        lines += ["", "No result file yet (not run at full scale): " + ", ".join(f"`{s}`" for s in planned) + "."]
 
-    lines += ["## Every check", "", "| study | claim | source | measured | threshold | status |",
-              "|---|---|---|---|---|---|"]
-    for s, c in checks:
-        lines.append(f"| {s['study']} | {_cell(c['claim'])} | {_cell(c['source'])} | {_cell(_fmt(c['value']))} | "
-                     f"{_cell(_fmt(c['threshold']))} | {'pass' if c['passed'] else '**FAIL**'} |")
-    return "\n".join(lines) + "\n"
+    missing = []
+    lines += ["", "## Predictions", "",
+              "| id | prediction | source | status | prediction checks: value [95 % interval] vs threshold | "
+              "sanity guards |", "|---|---|---|---|---|---|"]
+    for p in PREDICTIONS:
+        st = statuses[p.id]
+        status = st["status"]
+        shown = f"**{status}**" if status in ("FAIL", "not checked") else status
+        if status in ("FAIL", "inconclusive"):
+            if p.id not in explanations:
+                missing.append(p.id)
+            shown = f"[{shown}](#{_anchor(p.id)})"
+        elif status == "not testable":
+            shown = f"[{shown}](#{_anchor(p.id)})"
+        if st["stale"]:
+            shown += " (stale)"
+        evidence = "; ".join(f"{c['status']}: {_measured(c)} ({r['study']})" for r, c in st["checks"]) or (
+            f"— (study: {p.study})" if status in ("not run", "not checked") else "—")
+        guards = f"{sum(c['status'] == 'pass' for _, c in st['guards'])}/{len(st['guards'])} pass" \
+            if st["guards"] else "—"
+        if any(c["status"] != "pass" for _, c in st["guards"]):
+            shown += " (a sanity guard failed)"
+            guards = f"**{guards}**"
+        lines.append(f"| {p.id} | {_cell(p.claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} | {guards} |")
+
+    untestable = [p for p in PREDICTIONS if statuses[p.id]["status"] == "not testable"]
+    if untestable:
+        lines += ["", "## Not testable at simulator scale", ""]
+        for p in untestable:
+            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {UNTESTABLE[p.id]}', ""]
+
+    explained = [p for p in PREDICTIONS if statuses[p.id]["status"] in ("FAIL", "inconclusive")]
+    if explained:
+        lines += ["", "## Why each FAIL and inconclusive", ""]
+        for p in explained:
+            text = explanations.get(p.id, "**explanation missing** (add a `## " + p.id +
+                                    "` section to validation/explanations.md)")
+            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** — {statuses[p.id]["status"]}. {text}', ""]
+
+    lines += ["", "## Every check", "",
+              "| study | kind | claim | source | predictions | measured | status |", "|---|---|---|---|---|---|---|"]
+    for r, c in checks:
+        status = c["status"] if c["status"] == "pass" else f"**{c['status']}**"
+        lines.append(f"| {r['study']} | {c['kind']} | {_cell(c['claim'])} | {_cell(c['source'])} | "
+                     f"{', '.join(c.get('predictions') or []) or '—'} | {_cell(_measured(c))} | {status} |")
+    return "\n".join(lines).rstrip() + "\n", missing
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", default="out", help="folder holding one output folder per study (default: out)")
-    ap.add_argument("--output", default="VALIDATION.md", help="file to write (default: VALIDATION.md)")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--results", default=RESULTS, help="folder of <study>.json result files")
+    ap.add_argument("--explanations", default=EXPLANATIONS, help="markdown file of '## <id>' explanations")
+    ap.add_argument("--output", default=OUTPUT, help="file to write")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if --output differs")
     args = ap.parse_args(argv)
-    summaries = load_summaries(args.runs)
-    if not summaries:
-        print(f"error: no summary.json found under {args.runs!r}; run the studies with --out {args.runs}/<study> "
-              f"first", file=sys.stderr)
-        return 2
-    text = render(summaries)
+    results = load_results(args.results)
+    text, missing = render(results, load_explanations(args.explanations))
+    if missing:
+        print(f"error: FAIL/inconclusive without an explanation in {args.explanations}: {', '.join(missing)}",
+              file=sys.stderr)
+    if args.check:
+        current = open(args.output).read() if os.path.isfile(args.output) else ""
+        if current != text:
+            print(f"{args.output} is out of date: run python studies/validation.py", file=sys.stderr)
+            return 1
+        print(f"{args.output} is up to date ({len(results)} result files)")
+        return 1 if missing else 0
     with open(args.output + ".tmp", "w") as f:
         f.write(text)
     os.replace(args.output + ".tmp", args.output)
-    print(f"wrote {args.output}: {len(summaries)} studies, "
-          f"{sum(len(s.get('checks', [])) for s in summaries)} checks")
-    return 0
+    print(f"wrote {args.output}: {len(results)} result files, {sum(len(r['checks']) for r in results)} checks")
+    return 1 if missing else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Comparison measures of gflow.analysis: distances to the flow, step-size scaling, Q drift under GD, preservation
-of the symmetric class under GD / SGD / Adam, sharpness and the stability edge."""
+of the symmetric class under GD / SGD / Adam, sharpness and the stability edge; the study's checks (quick mode)."""
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -187,3 +188,34 @@ def test_the_study_script_describes_itself():
     assert proc.returncode == 0, proc.stderr[-2000:]
     for option in ("--quick", "--out", "--adam-lr", "--n-fit", "--rtol"):
         assert option in proc.stdout
+
+
+def test_the_study_quick_mode_classifies_its_checks(tmp_path):
+    """Quick mode is a smoke test: every check has a kind and a status, the sanity checks pass (exit code 0), and
+    each prediction check names the predictions it tests (issue 15)."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "gd_vs_flow"
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
+    proc = subprocess.run([sys.executable, "studies/gd_vs_flow.py", "--quick", "--out", str(out)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(out / "summary.json") as f:
+        summary = json.load(f)
+    checks = summary["checks"]
+    assert len(checks) == 26 and summary["sanity_passed"] is True
+    for c in checks:
+        assert c["kind"] in ("prediction", "sanity") and c["status"] in ("pass", "FAIL", "inconclusive"), c
+        assert c["passed"] == (c["status"] == "pass")
+        if c["kind"] == "sanity":
+            assert c["status"] == "pass", c["claim"]
+    predictions = [c for c in checks if c["kind"] == "prediction"]
+    assert len(predictions) == 12 and all(c["predictions"] for c in predictions)
+    for problem in ("balanced", "memoryless"):
+        ours = [c for c in predictions if c["claim"].startswith(problem)]
+        assert sum(c["predictions"] == ["000-P2"] for c in ours) == 2  # Q drift ∝ η: at the horizon, early phase
+        keep = [c for c in ours if "keeps max|A − Aᵀ|" in c["claim"]]
+        assert len(keep) == 4 and all("001-5" in c["predictions"] for c in keep)  # flow, GD, SGD, Adam
+    first_order = [c for c in checks if "GD is first order" in c["claim"]]
+    assert len(first_order) == 4 and all(c["kind"] == "sanity" for c in first_order)
+    assert {p for p in os.listdir(out) if p.endswith(".png")} == {
+        "distance_to_flow.png", "step_size_scaling.png", "q_drift.png", "methods.png", "sharpness.png"}

@@ -12,6 +12,7 @@ import extrapolation_phase
 import extrapolation_sweeps as xs
 import init_scale
 from gflow import analysis as an
+from gflow.study import exit_code
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,18 +28,29 @@ def test_help(script):
 
 def test_argument_checks():
     args = extrapolation_phase.parse_args(["--quick"])
-    assert args.seeds == 1 and args.levels == [1e-4, 1e-7, 1e-10] and args.rtol == 1e-8
+    assert args.seeds == 1 and args.levels == [1e-4, 1e-7, 1e-10] and args.rtol == 1e-8 and args.sizes == [20]
     assert extrapolation_phase.panel_ks("fig1a", args) == [6, 10, 14, 20]
+    panels = extrapolation_phase.panel_settings(args)
+    assert list(panels) == ["fig1a", "fig1a_d20", "fig1b", "fig3a", "fig3b"]
+    assert panels["fig1a_d20"]["d"] == 20 and extrapolation_phase.panel_ks("fig1a_d20", args, panels) == [6, 14]
     full = extrapolation_phase.parse_args([])
-    assert full.seeds == 3 and full.levels[-1] == 1e-11 and extrapolation_phase.panel_rtol("fig1a", full) == 1e-9
+    assert full.seeds == 10 and full.levels[-1] == 1e-11 and extrapolation_phase.panel_rtol("fig1a", full) == 1e-9
+    assert full.sizes == [100, 200] and full.quick is False
+    panels = extrapolation_phase.panel_settings(full)
+    assert {n: p["d"] for n, p in panels.items() if n.startswith("fig1a")} == {"fig1a": 40, "fig1a_d100": 100,
+                                                                                "fig1a_d200": 200}
+    assert extrapolation_phase.panel_ks("fig1a_d200", full, panels) == extrapolation_phase.panel_ks("fig1a", full)
     assert extrapolation_phase.panel_ks("fig1b", full) == sorted(set(range(4, 31, 2)) | {19, 21})
     assert extrapolation_phase.panel_ks("fig1a", full) == sorted(set(range(4, 31, 2)) | {9, 11})
-    with pytest.raises(SystemExit):
-        extrapolation_phase.parse_args(["--levels", "3e-5"])
-    with pytest.raises(SystemExit):
-        extrapolation_phase.parse_args(["--k-max", "200"])
+    assert list(extrapolation_phase.panel_settings(extrapolation_phase.parse_args(["--sizes"]))) == list(
+        extrapolation_phase.PANELS)
+    assert "fig1a_d100" not in extrapolation_phase.panel_settings(extrapolation_phase.parse_args(["--panels", "fig1b"]))
+    for bad in (["--levels", "3e-5"], ["--k-max", "200"], ["--sizes", "30"], ["--sizes", "40"]):
+        with pytest.raises(SystemExit):
+            extrapolation_phase.parse_args(bad)
     args = init_scale.parse_args(["--quick"])
-    assert args.scales == [1e-5, 1e-1] and args.ks == [8, 14, 20]
+    assert args.scales == [1e-5, 1e-1] and args.ks == [8, 14, 20] and args.seeds == 1
+    assert init_scale.parse_args([]).seeds == 10
     with pytest.raises(SystemExit):
         init_scale.parse_args(["--scales", "1e-3"])
 
@@ -56,6 +68,58 @@ def test_critical_k():
     assert init_scale.critical_k(ks, [0.9, 0.5, 0.05, 0.01]) == 12
     assert init_scale.critical_k(ks, [0.01, 0.05, 0.05, 0.01]) == 4
     assert init_scale.critical_k(ks, [0.01, 0.05, 0.05, 0.5]) == np.inf
+
+
+def test_per_seed_statistics():
+    errors = np.array([1.0, 0.8, 0.5, 0.1, 0.05, np.nan, 0.6, 0.0])
+    ks = np.array([4, 6, 10, 12, 14, 14, 4, 12])
+    seeds = np.array([0, 0, 0, 0, 0, 1, 1, 1])
+    assert xs.per_seed(errors, seeds) == {0: 0.5, 1: 0.3}  # NaN left out
+    assert xs.per_seed(errors, seeds, ks > 10, reduce=np.max) == {0: 0.1, 1: 0.0}
+    below, above, ratio = xs.contrast_by_seed(errors, ks, seeds, 10)  # k = 10 left out
+    assert below == {0: pytest.approx(0.9), 1: 0.6} and above == {0: pytest.approx(0.075), 1: 0.0}
+    assert ratio == {0: pytest.approx(12.0), 1: pytest.approx(0.6 / xs.RATIO_FLOOR)}  # a zero denominator is floored
+    assert xs.ratio_by_seed({0: 1.0, 2: 1.0}, {0: 4.0, 1: 1.0}) == {0: 0.25}
+
+
+def test_seed_check_statuses():
+    ok = xs.seed_check("c", "s", {0: 6.0, 1: 7.0, 2: 8.0, 3: np.inf}, 5.0, ">=", predictions=["000-P10"])
+    assert ok["status"] == "pass" and ok["kind"] == "prediction" and ok["n"] == 3 and ok["seeds_dropped"] == 1
+    assert ok["seeds"] == [0, 1, 2] and ok["predictions"] == ["000-P10"] and ok["interval"] == [6.0, 8.0]
+    wide = xs.seed_check("c", "s", {s: v for s, v in enumerate([1.0, 9.0, 2.0, 8.0])}, 5.0, ">=")
+    assert wide["status"] == "inconclusive" and "seeds_needed" in wide
+    assert xs.seed_check("c", "s", {0: 1.0, 1: 2.0}, 5.0, ">=")["status"] == "FAIL"
+    band = xs.seed_check("c", "s", {0: 18.0, 1: 19.0, 2: 100.0}, [18, 23], "in")
+    assert band["status"] == "inconclusive" and band["direction"] == "in"
+    empty = xs.seed_check("c", "s", {}, 1.0, "<")
+    assert empty["status"] == "inconclusive" and empty["n"] == 0 and not empty["passed"]
+
+
+def test_init_scale_checks_per_seed():
+    """Per-seed critical k (beyond the grid where the largest k fails) and the P13 checks over seeds."""
+    ks = np.array([8, 14, 20])
+    # three scales × three seeds × three k; seed 2 misses k = 20 at the largest scale
+    rows = []
+    for i, scale in enumerate([1e-5, 1e-3, 1e-1]):
+        for seed in range(3):
+            for k, e in zip(ks, [0.9, 0.05 if i == 0 else 0.5, 0.05]):
+                rows.append((scale, seed, k, e + 0.01 * i if not (i == 2 and seed == 2 and k == 20) else np.nan))
+    scale_of_run, seed, k, err = (np.array(c) for c in zip(*rows))
+    table = {"seed": seed, "k": k, "error": err[None, :]}
+    crit = [init_scale.seed_critical_k(table, scale_of_run == s, ks, 22.0) for s in (1e-5, 1e-3, 1e-1)]
+    assert crit[0] == {0: 14.0, 1: 14.0, 2: 14.0} and crit[1] == {0: 20.0, 1: 20.0, 2: 20.0}
+    assert crit[2] == {0: 20.0, 1: 20.0}  # seed 2 has no finite error at k = 20 there
+    table["error"][0][(scale_of_run == 1e-1) & (k == 20)] = 0.5  # every seed fails its largest k: beyond the grid
+    assert init_scale.seed_critical_k(table, scale_of_run == 1e-1, ks, 22.0) == {0: 22.0, 1: 22.0, 2: 22.0}
+    args = types.SimpleNamespace(scales=[1e-5, 1e-3, 1e-1], ks=[8, 14, 20], horizon=100, level=1e-9)
+    means = [{0: 0.3, 1: 0.3, 2: 0.3}, {0: 0.5, 1: 0.5, 2: 0.5}, {0: 0.4, 1: 0.6, 2: 0.7}]
+    checks = init_scale.scale_checks(args, means, crit, 22.0)
+    assert [c["status"] for c in checks] == ["pass", "inconclusive", "pass", "pass"]
+    assert all(c["kind"] == "prediction" and c["predictions"] == ["000-P13"] for c in checks)
+    assert checks[0]["values"] == [pytest.approx(0.2)] * 3 and checks[3]["values"] == [6.0, 6.0]
+    two = init_scale.scale_checks(types.SimpleNamespace(**{**vars(args), "scales": [1e-5, 1e-1]}),
+                                  [means[0], means[2]], [crit[0], crit[2]], 22.0)
+    assert len(two) == 2  # with two scales the "never decreases" check would repeat the last one
 
 
 def test_contrast_and_by_k():
@@ -106,19 +170,77 @@ def test_panel_sweep_records_and_levels(tmp_path):
         assert decade[0] == an.first_below(run.loss, 1.0)
         view = extrapolation_phase._read_model(run, 1e-30)  # never reached: the final response
         np.testing.assert_array_equal(view.ir, run.record["ir_final"])
+    # Lemma 7's support (000-P6): the final student's loaded atoms, per seed the largest over its k > 2d̂ runs
+    table["solver_failed"][:] = True  # a wobble of the loss near its floor does not exclude a run; its final loss does
+    assert extrapolation_phase.support_by_seed(runs, table, 4, 1.0) == {
+        0: an.effective_support_size(runs[1].final, weight_threshold=extrapolation_phase.SUPPORT_WEIGHT,
+                                     cluster_tol=extrapolation_phase.SUPPORT_CLUSTER)}
+    assert extrapolation_phase.support_by_seed(runs, table, 4, 1e-30) == {}
+    assert extrapolation_phase.support_by_seed(runs, table, 6, 1.0) == {}
 
 
-def test_figure_checks_on_synthetic_students(monkeypatch):
-    """Fig. 6 checks read the students' responses: a zero student for k = 8, one that fails at j = 19 for k = 18,
-    and a perfect one for k = 20."""
-    teacher = xs.make_teacher("delay", 10, 0)
-    w = np.asarray(teacher.impulse_response(100))
-    responses = {8: np.zeros(100), 18: w.copy(), 20: w.copy()}
-    responses[18][19:] = 0.5
-    runs = [types.SimpleNamespace(config={"k": k, "seed": 0}, loss=np.array([1.0, 1e-20]),
+def _synthetic_runs(responses):
+    """SweepRun stand-ins holding a response per (k, seed) as both the final and every decade's response."""
+    return [types.SimpleNamespace(config={"k": k, "seed": seed}, loss=np.array([1.0, 1e-20]),
                                   record={"ir_final": ir, "ir_decades": np.tile(ir, (17, 1))})
-            for k, ir in responses.items()]
+            for (k, seed), ir in responses.items()]
+
+
+def test_figure6_checks_on_synthetic_students():
+    """Fig. 6 checks read the students' responses: a zero student for k = 8, one that fails at j = 19 for k = 18,
+    and a perfect one for k = 20 (two seeds); a k = 18 student off in its window is left out and flagged."""
+    w = np.asarray(xs.make_teacher("delay", 10, 0).impulse_response(100))
+    responses = {}
+    for seed in (0, 1):
+        responses[8, seed] = np.zeros(100)
+        responses[18, seed] = w.copy()
+        responses[18, seed][19:] = 0.5
+        responses[20, seed] = w.copy()
     args = types.SimpleNamespace(horizon=100, levels=[1e-12])
-    checks, res = extrapolation_phase.figure6_checks(runs, None, args)
-    assert [c["passed"] for c in checks] == [True, True, True, True]
-    assert res["18"]["horizon_eps0.1"] == [19]
+    checks, res = extrapolation_phase.figure6_checks(_synthetic_runs(responses), args)
+    assert [c["kind"] for c in checks] == ["sanity"] + ["prediction"] * 4
+    assert [c["status"] for c in checks] == ["pass"] * 5
+    assert all(c["predictions"] == ["000-P11"] for c in checks) and checks[2]["direction"] == "in"
+    assert res["k18_horizon_eps"] == {"0": 19, "1": 19} and res["k18_tail_error"]["1"] == 0.5
+    responses[18, 1] = w.copy()
+    responses[18, 1][3] = 0.2  # does not fit its window
+    checks, res = extrapolation_phase.figure6_checks(_synthetic_runs(responses), args)
+    assert checks[0]["status"] == "FAIL" and checks[0]["not_fitting_k_seed"] == [[18, 1]]
+    assert res["k18_horizon_eps"] == {"0": 19} and exit_code(checks) == 1
+
+
+def test_figure5_checks_per_seed_scale():
+    """Fig. 5 on two seeds whose teachers differ in scale (seed 0: max|w| ≈ 10.3 at j = 99; seed 1: 1 at j = 0):
+    a k = 10 student that tracks to j = 15 then is 0, and a perfect k = 20 student; errors per seed's own scale."""
+    responses, scales = {}, {}
+    for seed in (0, 1):
+        teacher = xs.make_teacher("balanced", 5, seed)
+        w = np.asarray(teacher.impulse_response(100))
+        scales[seed] = xs.teacher_scale(teacher, 100)
+        responses[10, seed] = np.where(np.arange(100) < 15, w, 0.0)
+        responses[20, seed] = w.copy()
+    assert scales[0] == pytest.approx(10.3, abs=0.05) and scales[1] == pytest.approx(1.0)
+    args = types.SimpleNamespace(horizon=100, levels=[1e-12])
+    checks, res = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args)
+    assert [c["kind"] for c in checks] == ["sanity"] + ["prediction"] * 4
+    assert [c["status"] for c in checks] == ["pass"] * 5
+    for seed in (0, 1):
+        w = np.asarray(xs.make_teacher("balanced", 5, seed).impulse_response(100))
+        assert res["k10_tail_error"][str(seed)] == pytest.approx(np.max(np.abs(w[15:])) / scales[seed])
+    # seed 0's tolerance 0.05·max|w| ≈ 0.52 exceeds its |w_j| up to j = 24: the zero response "tracks" that far
+    assert res["k10_tracking_horizon"] == {"0": 25, "1": 15} and res["k10_end_of_horizon"] == {"0": 0.0, "1": 0.0}
+    assert res["teacher_support_1e-3"] == {"0": 5, "1": 5}
+
+
+def test_fig3b_keeps_both_criteria():
+    """The original App. C.3 criterion (every k > 2d̂) first, then the post-hoc one (resolved k only)."""
+    table = {"error": np.array([[1.0, 1e-9, 1e-9, 1.0, 1e-3, 1e-9]]), "k": np.array([4, 12, 20, 4, 12, 20]),
+             "seed": np.array([0, 0, 0, 1, 1, 1]), "zero": np.array([1.0, 1e-5, 1e-12, 1.0, 1e-2, 1e-12])}
+    result = {}
+    checks = extrapolation_phase.fig3b_checks(table, 10, "src", 1e-11, result)
+    assert "post hoc (changed after the first full run failed)" in checks[1]["claim"]
+    assert "post hoc" not in checks[0]["claim"] and all(c["kind"] == "prediction" for c in checks)
+    # per seed, the median over k = 12, 20 of error / zero: seed 0 (1e-4, 1e3), seed 1 (0.1, 1e3)
+    assert checks[0]["values"] == [pytest.approx(500.00005), pytest.approx(500.05)]
+    assert checks[1]["values"] == [pytest.approx(1e-4), pytest.approx(0.1)] and checks[1]["k_used"] == [12]
+    assert checks[0]["status"] == "FAIL" and checks[1]["status"] == "pass" and result["k_resolved"] == [12]

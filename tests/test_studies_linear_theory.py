@@ -1,8 +1,10 @@
 """Pieces of studies/moment_pairs.py and studies/memoryless.py, and the teacher constructors they use.
 
 The two studies take longer than 30 s in quick mode (several compiled batched flows), so their pieces are tested
-here instead of a full smoke run: the constructors (seed 000 Lemma A.1, Prop. 3), the loss-identity helper, the
-Cayley–Hamilton bound of Theorem 4.1's proof, the Q-based prediction of ‖B − Cᵀ‖, and the closed-form Lemma 6.3 part.
+here instead of a full smoke run: the constructors (seed 000 Lemma A.1, Prop. 3), the loss-identity helper and its
+student count, the Cayley–Hamilton bound of Theorem 4.1's proof, the Q-based prediction of ‖B − Cᵀ‖, the closed-form
+Lemma 6.3 part (sanity checks, issue 15), and the per-seed values the studies' over-seed predictions are decided on
+(the Fig. 4 ε-exponents and the Monte-Carlo rates of Lemma 3.1).
 """
 
 
@@ -88,6 +90,14 @@ def test_pair_identity_helper():
     assert worst_acc <= 1e-12 and gap_acc > 1e-6
 
 
+@pytest.mark.parametrize("n", [3, 7, 200])
+def test_random_students_count_is_exact(n):
+    """The claim text names the number of students: it must be the number built (200, not 3·66 = 198)."""
+    students = moment_pairs.random_students(jax.random.key(1), n, 3)
+    sizes = [int(np.shape(students[kind].B)[0]) for kind in moment_pairs.KINDS]
+    assert sum(sizes) == n and max(sizes) - min(sizes) <= 1
+
+
 def test_mimo_teacher_is_symmetric_psd_and_memoryless():
     t = memoryless.mimo_teacher(3, 11)
     W = np.asarray(t.C)
@@ -102,11 +112,18 @@ def test_study_argument_errors():
     with pytest.raises(SystemExit):
         moment_pairs.parse_args(["--prop3-d", "5", "--prop3-k", "6"])
     with pytest.raises(SystemExit):
+        moment_pairs.parse_args(["--students", "2"])
+    with pytest.raises(SystemExit):
+        memoryless.parse_args(["--mc-draws", "1"])
+    with pytest.raises(SystemExit):
         memoryless.parse_args(["--k", "2"])
     with pytest.raises(SystemExit):
         memoryless.parse_args(["--w", "-1"])
     args = memoryless.parse_args(["--quick"])
     assert args.seeds == 2 and args.t1 == 1e6 and args.fig4_eps == [0.1, 0.01]
+    assert (args.mc_seeds, args.mc_draws) == (4, 5) and args.record is not None
+    full = memoryless.parse_args([])  # 10 seeds where the paper gives none (issue 15)
+    assert full.seeds == 10 and (full.mc_seeds, full.mc_draws) == (10, 10) and full.t1 == 1e8
 
 
 def test_cayley_hamilton_bound_holds_and_is_exact_on_recursion():
@@ -151,4 +168,35 @@ def test_lemma63_part_checks_pass():
     assert len(checks) == 4
     failed = [c["claim"] for c in checks if not c["passed"]]
     assert not failed, failed
+    # the Lemma 6.3 family is a construction: its checks are sanity checks, guards of 001-9, never evidence
+    assert all(c["kind"] == "sanity" and c["status"] == "pass" and "001-9" in c["predictions"] for c in checks)
     assert results["lemma63"]["growth_rate"] == pytest.approx(2 * np.log(args.lemma63_lambda), rel=1e-3)
+
+
+def test_fig4_exponents_are_per_seed_fits():
+    """‖B − Cᵀ‖/‖B‖ = c_s ε² exactly gives exponent 2 for every seed, whatever each seed's scale c_s."""
+    eps = [0.1, 0.03, 0.01]
+    rows = {f"fig4_iid_eps{e:g}_s{s}": {"BC_gap": (s + 1) * 3.0 * e**2 * (2.0 + s), "B_norm": 2.0 + s}
+            for e in eps for s in range(3)}
+    rows["fig4_iid_eps0.01_s2"]["BC_gap"] *= 10.0  # seed 2 bends: its own fit, not the others'
+    p = memoryless.fig4_exponents(rows, eps, 3)
+    np.testing.assert_allclose(p[:2], [2.0, 2.0], rtol=1e-12)
+    assert p[2] < 1.9
+    from gflow.study import over_seeds
+
+    c = over_seeds("exponent", "test", p[:2], [1.5, 2.5], "in")
+    assert c["status"] == "pass" and c["kind"] == "prediction" and c["n"] == 2
+
+
+def test_monte_carlo_rates_tiny_case():
+    """Each experiment's exponent is the fit of its own rms column; the pooled rms is the mean over experiments."""
+    teacher = teachers.memoryless(1.0)
+    student = memoryless.symmetric_start(0, 4, 1.0, structure="general")
+    ns = np.array([40, 160, 640])
+    rms, slopes, pooled = memoryless.monte_carlo_rates(teacher, student, 3, ns, 2, 3)
+    assert rms.shape == (3, 2) and np.all(rms > 0) and len(slopes) == 2
+    for s in range(2):
+        assert slopes[s] == pytest.approx(an.fit_power_law(ns, rms[:, s]), rel=1e-12)
+    assert pooled == pytest.approx(an.fit_power_law(ns, np.sqrt(np.mean(rms**2, axis=1))), rel=1e-12)
+    # the draws of different experiments and sizes are independent: no two rms values coincide
+    assert len(np.unique(np.round(rms, 12))) == rms.size

@@ -80,38 +80,92 @@ def test_argument_errors():
         ge.parse_args(["--kg", "10", "--horizon", "10"])
     with pytest.raises(SystemExit):
         ge.parse_args(["--radius", "1.5"])
-    full = ge.parse_args([])
-    assert full.width == 32 and full.kg == [2, 3, 5, 10, 15, 20, 30, 40, 60] and full.horizon == 120
-    assert full.fig2_dT in full.dT
+    with pytest.raises(SystemExit):
+        ge.parse_args(["--kg", "10", "20", "--pair", "10", "30"])  # the pair must be on the grid
+    with pytest.raises(SystemExit):
+        ge.parse_args(["--teacher-memory", "-1"])
+    full = ge.parse_args([])  # paper scale: width 100, 10 seeds, the paper's pair 30 / 60
+    assert full.width == 100 and full.seeds == 10 and full.kg == [2, 5, 10, 15, 20, 30, 40, 50, 60]
+    assert full.horizon == 120 and full.pair == [30, 60] and full.teacher_memory == full.teacher_dim == 10
+    assert full.trend_memories == [0, 5] and full.fig2_dT in full.dT
+    quick = ge.parse_args(["--quick"])
+    assert set(quick.pair) <= set(quick.kg) and quick.trend_memories and quick.seeds >= 2
+    assert ge.parse_args(["--trend-memories", "10", "--teacher-memory", "10"]).trend_memories == []
+
+
+def test_teacher_target_is_the_delayed_oscillation():
+    w0, w3 = ge.teacher_target(0), ge.teacher_target(3)
+    np.testing.assert_array_equal(w0, np.asarray(nt.damped_oscillation()))
+    np.testing.assert_array_equal(w3[:3], 0.0)
+    np.testing.assert_array_equal(w3[3:], w0)
+    with pytest.raises(GflowInputError):
+        ge.teacher_target(-1)
+
+
+def test_seed_critical_lengths_and_part_a_checks_on_synthetic_errors():
+    ks = [2, 10, 30, 40, 60]
+    tails = np.array([[0.9, 0.9, 0.9], [0.8, 0.9, 0.7], [0.5, 0.3, 0.6], [0.05, 0.4, 0.08], [0.02, 0.5, 0.03]])
+    np.testing.assert_array_equal(ge.seed_critical_lengths(ks, tails, 0.1), [40, 61, 40])  # 61: beyond the grid
+    args = ge.parse_args(["--kg", *map(str, ks), "--seeds", "3", "--teacher-memory", "10", "--trend-memories", "0"])
+    zeros = np.zeros((len(ks), 3))
+    low = np.array([[0.9] * 3, [0.05] * 3, [0.02] * 3, [0.02] * 3, [0.02] * 3])
+    sweeps = {10: {"tails": tails, "fits": zeros + 0.01, "seed_critical": ge.seed_critical_lengths(ks, tails, 0.1)},
+              0: {"tails": low, "fits": zeros + 0.02, "seed_critical": ge.seed_critical_lengths(ks, low, 0.1)}}
+    checks = ge.checks_a(args, sweeps)
+    kinds = [(c["kind"], c["claim"].split(":")[1].strip()[:12]) for c in checks]
+    assert kinds[0][0] == "sanity" and checks[0]["status"] == "pass" and checks[0]["value"] == 0.02
+    assert [k for k, _ in kinds[1:]] == ["prediction"] * 5
+    low_side, k30, k60, critical, trend = checks[1:]
+    assert low_side["value"] == pytest.approx(0.9) and low_side["status"] == "pass" and low_side["statistic"] == "mean"
+    assert k30["value"] == pytest.approx(np.mean([0.5, 0.3, 0.6])) and k30["status"] == "pass"
+    assert k60["value"] == pytest.approx(np.mean([0.02, 0.5, 0.03]))  # one bad seed: not a pass
+    assert k60["status"] != "pass" and "interval" in k60
+    assert critical["value"] == 40 and critical["threshold"] == [30, 50] and critical["direction"] == "in"
+    np.testing.assert_array_equal(trend["values"], [30, 51, 30])  # per seed: critical(m = 10) − critical(m = 0)
+    assert trend["status"] == "pass" and all(c["predictions"] == ["000-P15"] for c in checks)
+    # the largest-k_g error is checked once (the old "transition" check repeated it)
+    assert sum(c["value"] == k60["value"] for c in checks) == 1
 
 
 def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
-    def cheap_teacher(args):  # a random small GRU stands in for the 1000-step fit (tested in test_nonlinear_teachers)
-        teacher = gflow.models.gru(jax.random.key(0), args.teacher_dim, scale=0.7)
-        return teacher, np.asarray(nt.damped_oscillation(8)), 0.0
+    def cheap_teacher(args, memory):  # a random small GRU stands in for the 1000-step fit (test_nonlinear_teachers)
+        teacher = gflow.models.gru(jax.random.key(memory), args.teacher_dim, scale=0.7)
+        return teacher, ge.teacher_target(memory)[:8], 0.0
 
     monkeypatch.setattr(ge, "gru_teacher", cheap_teacher)
-    argv = ["--out", str(tmp_path), "--teacher-dim", "2", "--width", "3", "--kg", "3", "--seeds", "1",
+    argv = ["--out", str(tmp_path), "--teacher-dim", "2", "--width", "3", "--kg", "2", "3", "--pair", "2", "3",
+            "--teacher-memory", "1", "--trend-memories", "0", "--seeds", "2",
             "--steps", "20", "--n-train", "20", "--batch", "10", "--n-test", "10", "--archs", "gru",
             "--k1", "4", "--width1", "3", "--fig2-dT", "1", "--dT", "1", "4", "--steps1", "20", "--n-train1", "16", "--n-test1", "20"]
-    ge.main(argv)
+    rc = ge.main(argv)
     with open(tmp_path / "summary.json") as f:
         summary = json.load(f)
+    assert rc == gflow.study.exit_code(summary["checks"])
     assert summary["study"] == "gru_extrapolation"
     claims = [c["claim"] for c in summary["checks"]]
-    assert any(c.startswith("A: a transition") for c in claims)
+    # A: fit (sanity), k_g = 2 fails, k_g = 3 extrapolates, critical k_g, trend over memories {0, 1}: the smallest
+    # k_g is the "fails" one, so no separate low-side check
+    assert sum(c.startswith("A:") for c in claims) == 5 and not any("low side" in c for c in claims)
+    assert any("grows with the teacher's memory" in c for c in claims)
+    # B Fig. 1: fit (sanity) + 2 per architecture; Fig. 5: fit (sanity) + growth (the small-d_T check would repeat
+    # the Fig. 2 check: its only small d_T is the Fig. 2 teacher)
     assert sum(c.startswith("B Fig. 1") for c in claims) == 3 and sum(c.startswith("B Fig. 5") for c in claims) == 2
-    assert all(set(c) >= {"claim", "source", "value", "threshold", "passed"} for c in summary["checks"])
+    for c in summary["checks"]:
+        assert set(c) >= {"claim", "source", "kind", "status", "value", "threshold", "passed", "predictions"}
+        assert c["kind"] in ("prediction", "sanity") and c["status"] in ("pass", "FAIL", "inconclusive")
+        assert ("interval" in c) == (c["claim"].startswith("A:") and c["kind"] == "prediction")  # over seeds
+    assert [c["kind"] for c in summary["checks"]].count("sanity") == 1 + 3
     assert any("001-15" in (c.get("predictions") or []) for c in summary["checks"])
     assert any("000-P15" in (c.get("predictions") or []) for c in summary["checks"])
     for name in ("fig2_gru_critical_length.png", "fig1_fig2_seed001.png", "fig5_seed001.png"):
         assert (tmp_path / name).stat().st_size > 0
     runs = sorted(os.listdir(tmp_path / "runs"))
-    assert "A_gru_k3_s0.json" in runs and "B_gru_memoryless_adversarial.json" in runs and len(runs) == 1 + 5
+    assert "A_gru_m1_k3_s0.json" in runs and "A_gru_m0_k2_s1.json" in runs
+    assert "B_gru_memoryless_adversarial.json" in runs and len(runs) == 2 * 2 * 2 + 5
     capsys.readouterr()
     ge.main(argv)  # every configuration is stored: the second run recomputes nothing
     out = capsys.readouterr().out
-    assert out.count("reused") == 1 + 5
+    assert out.count("reused") == 2 * 2 * 2 + 5
     with open(tmp_path / "summary.json") as f:
         again = json.load(f)
     assert again["results"] == summary["results"]

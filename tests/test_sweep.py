@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -158,6 +159,10 @@ def test_resume_after_interruption(tmp_path, count_flows, reference):
     with pytest.raises(KeyboardInterrupt):
         sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=interrupt_after_two)
     assert count_flows["flows"] == 2
+    assert len(gflow.sweep.load_sweep(str(tmp_path))) == 2
+    # a writer killed after writing its run.json but before the rename leaves a complete temporary folder: not a run
+    first = gflow.sweep.load_sweep(str(tmp_path))[0]
+    shutil.copytree(first.path, os.path.join(os.path.dirname(first.path), f".tmp-999999@host~{first.name}"))
     assert len(gflow.sweep.load_sweep(str(tmp_path))) == 2
 
     seen = []

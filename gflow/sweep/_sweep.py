@@ -54,6 +54,7 @@ from ._lock import sweep_lock
 from ._run_files import (
     _load_run,
     _remove_stale_temporaries,
+    _TMP_PREFIX,
     MISSING,
     RUN_FILE,
     run_name,
@@ -367,12 +368,15 @@ def _traced_groups(build, configs, traced) -> list[_Group]:
 
 
 def load_sweep(out: str) -> list[SweepRun]:
-    """Every complete run stored under ``out`` (any grid), sorted by name; partial or corrupt folders are skipped."""
+    """Every complete run stored under ``out`` (any grid), sorted by name; partial or corrupt folders, and the
+    temporary folders of writers that were killed before their rename, are skipped."""
     runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
     if not os.path.isdir(runs_dir):
         raise GflowInputError(f"no sweep in {out!r}: {runs_dir!r} does not exist")
     runs = []
     for name in sorted(os.listdir(runs_dir)):
+        if name.startswith(_TMP_PREFIX):
+            continue
         path = os.path.join(runs_dir, name)
         try:
             with open(os.path.join(path, RUN_FILE)) as f:

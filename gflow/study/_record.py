@@ -1,0 +1,110 @@
+"""The small, committed result file of a full study run: ``validation/results/<study>.json`` (issue 15).
+
+It holds the configuration, the provenance, the code hash of the study, the wall time and every check (value,
+interval, threshold, kind, status) — no trajectories. ``studies/validation.py`` builds VALIDATION.md from these
+files only, and marks a result *stale* when :func:`study_code_hash` of today's code differs from the recorded one.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+import time
+
+from ..results import jsonable
+from ..results._provenance import PACKAGE_DIR
+
+
+def _running_studies_dir() -> str | None:
+    """The ``studies/`` folder of the script being run (``python studies/x.py``), or None."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    folder = os.path.dirname(os.path.abspath(main)) if main else None
+    return folder if folder and os.path.basename(folder) == "studies" else None
+
+
+def default_results_dir() -> str:
+    """``validation/results`` of the checkout whose study is running; "" (record nothing) otherwise."""
+    studies = _running_studies_dir()
+    return os.path.join(os.path.dirname(studies), "validation", "results") if studies else ""
+
+
+# The registry of predictions is what VALIDATION.md reads, not code a study runs: editing it stales no result.
+NOT_STUDY_CODE = (os.path.join("study", "_predictions.py"),)
+
+
+def study_code_hash(study: str, studies_dir: str) -> str | None:
+    """SHA-256 over gflow's source (every ``.py`` but :data:`NOT_STUDY_CODE`), ``studies/<study>.py`` and the
+    modules of ``studies/`` it imports; None when the script is not there."""
+    script = os.path.join(studies_dir, f"{study}.py")
+    if not os.path.isfile(script):
+        return None
+    gflow_files = sorted(os.path.join(base, f) for base, _, names in os.walk(PACKAGE_DIR) for f in names
+                         if f.endswith(".py") and os.path.relpath(os.path.join(base, f), PACKAGE_DIR)
+                         not in NOT_STUDY_CODE)
+    h = hashlib.sha256()
+    for path in gflow_files + [script] + _local_imports(script, studies_dir):
+        with open(path, "rb") as f:
+            rel = os.path.relpath(path, os.path.dirname(PACKAGE_DIR)).replace(os.sep, "/")
+            h.update(rel.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
+_code_at_start: dict[str, str | None] = {}  # study -> its code hash when its parser was built (the run's start)
+
+
+def note_code_at_start() -> None:
+    """Hash the running study's code as it starts (:func:`study_parser` calls this), so that its result records the
+    code that produced it: a file edited during a long run then makes the result stale, not falsely current."""
+    studies = _running_studies_dir()
+    if studies:
+        study = os.path.splitext(os.path.basename(sys.modules["__main__"].__file__))[0]
+        _code_at_start[study] = study_code_hash(study, studies)
+
+
+def _local_imports(script: str, studies_dir: str) -> list[str]:
+    with open(script) as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return sorted(os.path.join(studies_dir, f"{n}.py") for n in names
+                  if os.path.isfile(os.path.join(studies_dir, f"{n}.py")))
+
+
+def record_result(folder: str, summary: dict, studies_dir: str | None = None) -> str:
+    """Write ``folder/<study>.json`` from a full run's summary (atomic); returns its path. The code hash is the one
+    noted when the run started (:func:`note_code_at_start`), else taken now of ``studies_dir`` (default: the running
+    script's folder, else ``<folder>/../../studies``)."""
+    study = summary["study"]
+    studies_dir = studies_dir or _running_studies_dir() or os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(folder))), "studies")
+    config = {k: v for k, v in summary["config"].items() if k not in ("out", "record")}
+    result = {"study": study, "recorded": time.strftime("%Y-%m-%d"),
+              "code_hash": _code_at_start.get(study) or study_code_hash(study, studies_dir),
+              "wall_time_s": round(float(summary["wall_time_s"]), 1), "config": config,
+              "provenance": summary["provenance"], "checks": summary["checks"]}
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{study}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(jsonable(result), f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def load_results(folder: str) -> list[dict]:
+    """Every ``<study>.json`` in ``folder``, sorted by study name."""
+    if not os.path.isdir(folder):
+        return []
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                out.append(json.load(f))
+    return out
