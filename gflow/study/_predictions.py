@@ -146,6 +146,10 @@ PREDICTIONS = [Prediction(*p) for p in [
 _IDENTITY = ("An identity or construction, not a prediction about training: it holds by a few lines of algebra, so "
              "no run could come out the other way; the sanity checks beside it only show that our code implements "
              "it (to rounding). ")
+# Existence statements with unspecified polynomials: no simulator-sized run could refute them.
+_ASYMPTOTIC = ("An existence statement with unspecified polynomials: the theorem says that *some* width, step count "
+               "and sample size of order poly(·) suffice, without constants or degrees, so any finite run that falls "
+               "short is consistent with 'not yet large enough' and no outcome could refute it. ")
 UNTESTABLE: dict[str, str] = {
     "001-2": _IDENTITY + "Lemma 3.2 characterizes zero loss by the impulse response; the memoryless study checks the "
              "cyclic-shift and Cayley–Hamilton consequences as sanity checks.",
@@ -166,13 +170,6 @@ UNTESTABLE: dict[str, str] = {
               "weight, so F(Θ(0)) = 0 exactly; memory_cutoff checks it is exactly 0 in our model.",
     "003-P2": _IDENTITY + "Proposition 1's BPTT sums are the chain rule written out; memory_cutoff checks them "
               "against autodiff to 1e-10.",
-}
-
-# Predictions that are true at any finite size by the theorem's form, or that no simulator-sized run could refute.
-_ASYMPTOTIC = ("An existence statement with unspecified polynomials: the theorem says that *some* width, step count "
-               "and sample size of order poly(·) suffice, without constants or degrees, so any finite run that falls "
-               "short is consistent with 'not yet large enough' and no outcome could refute it. ")
-UNTESTABLE.update({
     "002-P4": _ASYMPTOTIC + "Eq. (3) bounds the SGD-averaged population objective by OPT + ε + 1/poly(ρ) once "
               "m ≥ poly(C, p, L, d_out, 1/ε) and N ≥ poly(…); OPT (the best loss in the concept class) is not "
               "computable for a non-realizable G, and the 1/poly(ρ) floor shrinks only like a power of log m. "
@@ -196,4 +193,4 @@ UNTESTABLE.update({
                "get *no guarantee* from its theorem; an absence of guarantee makes no claim a run could refute (a "
                "learnable D_L1 or PARITY would not contradict it, nor would an unlearnable one). The positive side, "
                "that seed 002's class covers such targets, is 002-P6 (regular_language).",
-})
+}
