@@ -3,7 +3,7 @@
 (so no method is judged against itself), in one process: steps, gradient evaluations, Hessian-vector products,
 preconditioned linear solves, warm wall time (compile reported apart), error of θ and of h at t1.
 
-A batched problem (R4) runs the stacked flows through ``solve_flows`` with each method; its references are the first
+A batched problem (R4, R6) runs the stacked flows through ``solve_flows`` with each method; its references are the first
 few flows one by one with the other method.
 """
 
@@ -80,14 +80,14 @@ def run_orders(p: P.Problem, rtols, ref_rtol: float, log) -> dict:
             "reference_agreement": agreement, "rows": rows, "speedup": _speedups(rows)}
 
 
-def run_orders_batched(n_flows: int, rtols, ref_rtol: float, n_checked: int, log) -> dict:
-    """R4's stacked R1-size flows through solve_flows with each method; the first ``n_checked`` flows are also
-    solved one by one at ``ref_rtol`` by the other method as references."""
+def run_orders_batched(name: str, n_flows: int, rtols, ref_rtol: float, n_checked: int, log) -> dict:
+    """R4's (or R6's: the same flows, more of them) stacked R1-size flows through solve_flows with each method; the
+    first ``n_checked`` flows are also solved one by one at ``ref_rtol`` by the other method as references."""
     k_values = list(range(16, 25))
     t1, save_at = 1e7, 8
     losses, models, ks = P.stacked_flows(n_flows, k_values)
     take = gflow.batching.take
-    log(f"\n=== R4 orders: {n_flows} R1-size flows (k {k_values[0]}..{k_values[-1]}), t1 {t1:g}, rtols "
+    log(f"\n=== {name} orders: {n_flows} R1-size flows (k {k_values[0]}..{k_values[-1]}), t1 {t1:g}, rtols "
         f"{list(rtols)}; references: first {n_checked} flows one by one at {ref_rtol:g} by the other method")
     refs = {m: [P.impulse(gflow.solve_flow(take(losses, i), take(models, i), t1, rtol=ref_rtol, solver=m,
                                            save_at=save_at, progress=False).final, N_IMPULSE)
@@ -113,7 +113,7 @@ def run_orders_batched(n_flows: int, rtols, ref_rtol: float, n_checked: int, log
             log(f"    {METHODS[m]:9s} rtol {rtol:<6g} {wall:8.2f} s ({row['per_flow_s'] * 1e3:.1f} ms per flow), "
                 f"{row['lock_steps']} lock-steps ({row['ms_per_lock_step']:.2f} ms each), HVPs per flow "
                 f"{row['hessian_vector_products_mean']:.0f}, h err (first {n_checked}) {_e(row['h_rel_err_max'])}")
-    return {"problem": "R4", "n_flows": n_flows, "t1": t1, "k_values": k_values, "ref_rtol": ref_rtol,
+    return {"problem": name, "n_flows": n_flows, "t1": t1, "k_values": k_values, "ref_rtol": ref_rtol,
             "n_checked": n_checked, "rows": rows, "speedup": _speedups(rows)}
 
 

@@ -475,7 +475,7 @@ def main(argv=None):
     for name in args.problems:
         try:
             if args.orders and name in ("R4", "R6"):
-                results.append(O.run_orders_batched(args.r4_flows if name == "R4" else args.r6_flows,
+                results.append(O.run_orders_batched(name, args.r4_flows if name == "R4" else args.r6_flows,
                                                     args.orders_rtols, args.orders_ref_rtol, args.r4_timed, log))
             elif name in ("R4", "R6"):
                 results.append(run_batched(name, args.r4_flows if name == "R4" else args.r6_flows, args))
