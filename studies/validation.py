@@ -10,7 +10,7 @@ gflow.study.PREDICTIONS gets one status:
 - pass / FAIL / inconclusive: from the *prediction* checks tagged with it (FAIL if any fails, else inconclusive if
   any is, else pass); *sanity* checks (by construction, arithmetic, solver guards) are listed but never decide;
 - not testable: gflow.study.UNTESTABLE says why, and what it would take;
-- not run: the study meant to decide it has no result file;
+- not run: the study meant to decide it (or the part of it, for a study run in ``--parts``) has no result file;
 - not checked: none of the above (a defect: tests/test_validation.py fails on it).
 
 A result whose recorded code hash differs from today's study code (the study script, the studies/ modules it
@@ -45,6 +45,24 @@ def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
 
 
+# The part of a study run in ``--parts`` that decides a prediction (the others are decided by the whole study). Kept
+# here, not in the registry: gflow's source hash covers every file of gflow, so editing the registry would make every
+# sweep cache on disk look like the work of other code.
+STUDY_PARTS = {"000-P15": "A", "001-15": "B"}
+
+
+def planned_runs(p) -> list[tuple[str, str | None]]:
+    """The (study, part) pairs meant to decide prediction ``p``: its ``study`` field ("a, b" is two studies) with
+    the part of :data:`STUDY_PARTS` (None: the whole study)."""
+    return [(s.strip(), STUDY_PARTS.get(p.id)) for s in p.study.split(",") if s.strip() != "—"]
+
+
+def _ran(results_by_study: dict, study: str, part: str | None) -> bool:
+    """Whether ``study`` (and ``part`` of it, when named) has a recorded full run."""
+    r = results_by_study.get(study)
+    return r is not None and (part is None or part in (r.get("config") or {}).get("parts", [part]))
+
+
 def prediction_statuses(results: list[dict]) -> dict[str, dict]:
     """id → {"status", "checks" (prediction checks), "guards" (sanity checks), "stale"} for every prediction."""
     tagged: dict[str, list] = {}
@@ -52,7 +70,7 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
         for c in r["checks"]:
             for pid in c.get("predictions") or []:
                 tagged.setdefault(pid, []).append((r, c))
-    recorded = {r["study"] for r in results}
+    recorded = {r["study"]: r for r in results}
     out = {}
     for p in PREDICTIONS:
         checks = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "prediction"]
@@ -62,7 +80,7 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
             status = "FAIL" if "FAIL" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
         elif p.id in UNTESTABLE:
             status = "not testable"
-        elif any(s.strip() not in recorded for s in p.study.split(",") if s.strip() != "—"):
+        elif not all(_ran(recorded, study, part) for study, part in planned_runs(p)):
             status = "not run"
         else:
             status = "not checked"
@@ -128,10 +146,12 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
         commit = (git.get("commit") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
         lines.append(f"| {r['study']} | {r['recorded']} | {commit} | {r['wall_time_s'] / 60:.1f} min | "
                      f"{len(r['checks'])} | {'**stale**' if r['_stale'] else 'current'} |")
-    planned = sorted({s.strip() for p in PREDICTIONS for s in p.study.split(",")} - {"—"}
-                     - {r["study"] for r in results})
+    by_study = {r["study"]: r for r in results}
+    planned = sorted({(s, part) for p in PREDICTIONS for s, part in planned_runs(p)
+                      if not _ran(by_study, s, part)}, key=lambda sp: (sp[0], sp[1] or ""))
     if planned:
-        lines += ["", "No result file yet (not run at full scale): " + ", ".join(f"`{s}`" for s in planned) + "."]
+        lines += ["", "No result yet (not run at full scale): " + ", ".join(
+            f"`{s}`" + (f" (part {part})" if part else "") for s, part in planned) + "."]
 
     missing = []
     lines += ["", "## Predictions", "",
@@ -150,7 +170,8 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
         if st["stale"]:
             shown += " (stale)"
         evidence = "; ".join(f"{c['status']}: {_measured(c)} ({r['study']})" for r, c in st["checks"]) or (
-            f"— (study: {p.study})" if status in ("not run", "not checked") else "—")
+            "— (study: " + ", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p)) + ")"
+            if status in ("not run", "not checked") else "—")
         guards = f"{sum(c['status'] == 'pass' for _, c in st['guards'])}/{len(st['guards'])} pass" \
             if st["guards"] else "—"
         if any(c["status"] != "pass" for _, c in st["guards"]):

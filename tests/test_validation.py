@@ -139,6 +139,21 @@ def test_render_decides_predictions_by_prediction_checks_only():
     assert "| balance_limit | 2026-11-25 | abc | 1.0 min | 4 | **stale** |" in text
 
 
+def test_a_study_run_in_parts_decides_only_the_predictions_of_the_parts_it_ran():
+    by_id = {p.id: p for p in PREDICTIONS}
+    assert validation.planned_runs(by_id["000-P15"]) == [("gru_extrapolation", "A")]
+    assert validation.planned_runs(by_id["000-P2"]) == [("balance_limit", None), ("gd_vs_flow", None)]
+    part_b = _result("gru_extrapolation", [])
+    part_b["config"] = {"parts": ["B"]}
+    status = validation.prediction_statuses([part_b])
+    assert status["000-P15"]["status"] == "not run"  # part A decides it, and only part B ran
+    assert status["001-15"]["status"] == "not checked"  # part B ran but checked nothing: a defect, shown as such
+    part_b["config"] = {"parts": ["A", "B"]}
+    assert validation.prediction_statuses([part_b])["000-P15"]["status"] == "not checked"
+    text, _ = validation.render([dict(part_b, config={"parts": ["B"]})], {})
+    assert "`gru_extrapolation` (part A)" in text and "`gru_extrapolation` (part B)" not in text
+
+
 def test_explanations_file_sections(tmp_path):
     f = tmp_path / "e.md"
     f.write_text("# Title\n\nintro\n\n## 000-P11 (k = 18)\nFirst paragraph.\n\nSecond.\n## 000-P14\nThird.\n")
