@@ -14,8 +14,9 @@ gflow.study.PREDICTIONS gets one status:
 - not checked: none of the above (a defect: tests/test_validation.py fails on it).
 
 A result whose recorded code hash differs from today's study code (the study script, the studies/ modules it
-imports, the gflow source) is marked *stale*. Every FAIL and inconclusive prediction links to its paragraph in
-validation/explanations.md ("## <id>" sections).
+imports, the gflow source) is marked *stale*. Every FAIL, inconclusive and not-run prediction links to its paragraph
+in validation/explanations.md ("## <id>" sections): for a FAIL or inconclusive one, why; for one not run, what its
+run would take.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ RESULTS = os.path.join(ROOT, "validation", "results")
 EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
 OUTPUT = os.path.join(ROOT, "VALIDATION.md")
 STATUS_ORDER = ("pass", "FAIL", "inconclusive", "not testable", "not run", "not checked")
+EXPLAINED = ("FAIL", "inconclusive", "not run")  # statuses whose line links to a required explanation
 
 
 def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
@@ -115,7 +117,7 @@ def _anchor(pid: str) -> str:
 
 
 def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list[str]]:
-    """VALIDATION.md's text, and the FAIL/inconclusive predictions that have no explanation."""
+    """VALIDATION.md's text, and the FAIL/inconclusive/not-run predictions that have no explanation."""
     for r in results:
         r["_stale"] = r.get("code_hash") != study_code_hash(r["study"], STUDIES)
     statuses = prediction_statuses(results)
@@ -161,7 +163,7 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
         st = statuses[p.id]
         status = st["status"]
         shown = f"**{status}**" if status in ("FAIL", "not checked") else status
-        if status in ("FAIL", "inconclusive"):
+        if status in EXPLAINED:
             if p.id not in explanations:
                 missing.append(p.id)
             shown = f"[{shown}](#{_anchor(p.id)})"
@@ -185,9 +187,9 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
         for p in untestable:
             lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {UNTESTABLE[p.id]}', ""]
 
-    explained = [p for p in PREDICTIONS if statuses[p.id]["status"] in ("FAIL", "inconclusive")]
+    explained = [p for p in PREDICTIONS if statuses[p.id]["status"] in EXPLAINED]
     if explained:
-        lines += ["", "## Why each FAIL and inconclusive", ""]
+        lines += ["", "## Why each FAIL, inconclusive and not run", ""]
         for p in explained:
             text = explanations.get(p.id, "**explanation missing** (add a `## " + p.id +
                                     "` section to validation/explanations.md)")
@@ -213,7 +215,7 @@ def main(argv=None) -> int:
     results = load_results(args.results)
     text, missing = render(results, load_explanations(args.explanations))
     if missing:
-        print(f"error: FAIL/inconclusive without an explanation in {args.explanations}: {', '.join(missing)}",
+        print(f"error: FAIL/inconclusive/not run without an explanation in {args.explanations}: {', '.join(missing)}",
               file=sys.stderr)
     if args.check:
         current = open(args.output).read() if os.path.isfile(args.output) else ""

@@ -134,8 +134,9 @@ def test_render_decides_predictions_by_prediction_checks_only():
     assert "[**FAIL**](#x-000-p4) (stale)" in row["000-P4"]
     assert "[inconclusive](#x-000-p5) (stale)" in row["000-P5"] and "seeds to decide" in row["000-P5"]
     assert "| pass (stale) |" in row["000-P1"]
-    assert "| not run |" in row["000-P6"]  # extrapolation_phase has no result here
-    assert missing == ["000-P5"] and "**explanation missing**" in text and "Because." in text
+    assert "| [not run](#x-000-p6) |" in row["000-P6"]  # extrapolation_phase has no result here
+    assert "000-P5" in missing and "000-P6" in missing and "000-P4" not in missing  # not run needs a reason too
+    assert "**explanation missing**" in text and "Because." in text
     assert "| balance_limit | 2026-11-25 | abc | 1.0 min | 4 | **stale** |" in text
 
 
