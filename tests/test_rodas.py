@@ -2,6 +2,9 @@
 on a curved least-squares flow (measured 5.07), its dense output between steps (5.13), and the order lost without
 the Hessian correction (1.2 with the Gauss–Newton Jacobian alone). ``python tests/test_rodas.py`` prints the slopes."""
 
+import os
+import sys
+
 import diffrax
 import jax.numpy as jnp
 import numpy as np
@@ -87,3 +90,14 @@ if __name__ == "__main__":  # the measured slopes
     ts = T1 * np.array([0.13, 0.37, 0.61, 0.89])
     errors = [np.max(np.abs(_fixed_steps(RodasGradientFlow(linear_rtol=1e-14), dt, ts) - _reference(ts))) for dt in DTS]
     print("dense order", _order(errors, DTS), errors)
+
+
+def test_the_rodas4_tableau_of_bench_rodas_choice_has_order_four():
+    """bench/rodas_choice.py compares Rodas5P with Rodas4 in the same solver; its tableau (data there) must be right."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    from rodas_choice import RODAS4
+
+    exact = _reference(np.array([T1]))[-1]
+    solver = RodasGradientFlow(rodas=RODAS4, linear_rtol=1e-14, jacobian_every=1)
+    errors = [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
+    assert abs(_order(errors, DTS) - 4) <= 0.5, errors
