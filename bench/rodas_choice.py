@@ -16,10 +16,10 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
+import _orders as O
 import _problems as P
 import gflow
 from _accuracy import add_accuracy, Reference
@@ -65,10 +65,7 @@ def main(argv=None) -> int:
     p = P.r1(False, None)
 
     def solve(solver, rtol):
-        s = time.perf_counter()
-        tr = gflow.solve_flow(p.loss, p.model0, p.t1, rtol=rtol, atol=p.atol_factor * rtol, solver=solver,
-                              progress=False)
-        return tr, time.perf_counter() - s
+        return O._solve(p.loss, p.model0, p.t1, rtol, p.atol_factor * rtol, solver)
 
     tr, wall = solve("rosenbrock", args.ref_rtol)
     ref = Reference(p.model0, tr)

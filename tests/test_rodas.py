@@ -33,10 +33,14 @@ def _fixed_steps(solver, dt, ts):
     return np.asarray(sol.ys)
 
 
-def test_order_five_with_the_exact_jacobian():
+def _end_point_errors(solver):
+    """max |θ(T1) − exact| of fixed-step runs at each step size of DTS."""
     exact = _reference(np.array([T1]))[-1]
-    solver = RodasGradientFlow(linear_rtol=1e-14, jacobian_every=1)
-    errors = [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
+    return [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
+
+
+def test_order_five_with_the_exact_jacobian():
+    errors = _end_point_errors(RodasGradientFlow(linear_rtol=1e-14, jacobian_every=1))
     assert abs(_order(errors, DTS) - 5) <= 0.5, errors
 
 
@@ -52,10 +56,17 @@ def test_dense_output_keeps_the_order():
 
 def test_the_gauss_newton_jacobian_alone_loses_the_order():
     """Without the Hessian correction (no Richardson iteration) Rodas5P is not a W-method: its order drops."""
-    exact = _reference(np.array([T1]))[-1]
-    solver = RodasGradientFlow(linear_max_iterations=0, jacobian_every=1)
-    errors = [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
+    errors = _end_point_errors(RodasGradientFlow(linear_max_iterations=0, jacobian_every=1))
     assert _order(errors, DTS) < 3.5, errors
+
+
+def test_the_rodas4_tableau_of_bench_rodas_choice_has_order_four():
+    """bench/rodas_choice.py compares Rodas5P with Rodas4 in the same solver; its tableau (data there) must be right."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    from rodas_choice import RODAS4
+
+    errors = _end_point_errors(RodasGradientFlow(rodas=RODAS4, linear_rtol=1e-14, jacobian_every=1))
+    assert abs(_order(errors, DTS) - 4) <= 0.5, errors
 
 
 def test_solve_flow_counts_its_work_and_agrees_with_ros34pw2():
@@ -82,22 +93,11 @@ def test_auto_takes_rodas5p_only_at_tight_rtol():
 
 
 if __name__ == "__main__":  # the measured slopes
-    exact = _reference(np.array([T1]))[-1]
     for name, solver in [("exact", RodasGradientFlow(linear_rtol=1e-14, jacobian_every=1)),
                          ("gauss-newton only", RodasGradientFlow(linear_max_iterations=0, jacobian_every=1))]:
-        errors = [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
+        errors = _end_point_errors(solver)
         print(name, "order", _order(errors, DTS), errors)
     ts = T1 * np.array([0.13, 0.37, 0.61, 0.89])
     errors = [np.max(np.abs(_fixed_steps(RodasGradientFlow(linear_rtol=1e-14), dt, ts) - _reference(ts))) for dt in DTS]
     print("dense order", _order(errors, DTS), errors)
 
-
-def test_the_rodas4_tableau_of_bench_rodas_choice_has_order_four():
-    """bench/rodas_choice.py compares Rodas5P with Rodas4 in the same solver; its tableau (data there) must be right."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
-    from rodas_choice import RODAS4
-
-    exact = _reference(np.array([T1]))[-1]
-    solver = RodasGradientFlow(rodas=RODAS4, linear_rtol=1e-14, jacobian_every=1)
-    errors = [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
-    assert abs(_order(errors, DTS) - 4) <= 0.5, errors
