@@ -28,6 +28,11 @@ R1 R2 R4 R3 R5 (the longest last); R6 only when asked for.
 1e-12, each judged against the *other* method at rtol 1e-13 (bench/_orders.py): steps, gradient evaluations,
 Hessian-vector products, linear solves, warm wall time, errors; R4 runs the stacked flows with each method.
 
+--descent (issue 24) replaces the baselines by the cost of the descent guard and the loss-resolving error control
+on --problems (R1 R2 R3 R5; the engine as it was before, the θ-only control and the default, warm, one process), the
+relative error of L at L = 1e-8 … 1e-20 on R1 and on seed 000's fig3a flow, and the wall time each control needs to
+resolve L ≈ 1e-14 to 1 % on the fig3a flow (bench/_descent.py).
+
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
@@ -53,6 +58,7 @@ import jax
 import numpy as np
 
 import _baselines as B
+import _descent as D
 import _orders as O
 import _problems as P
 import gflow
@@ -455,7 +461,12 @@ def main(argv=None):
                     help="rtols of the --orders runs (default 1e-8 1e-12)")
     ap.add_argument("--orders-ref-rtol", type=float, default=1e-13,
                     help="rtol of the --orders references (default 1e-13)")
+    ap.add_argument("--descent", action="store_true",
+                    help="issue 24 instead of the baselines: cost of the descent guard and of the loss-resolving "
+                         "control on --problems, and the loss each control resolves on R1 and fig3a")
     args = ap.parse_args(argv)
+    if args.descent:
+        return run_descent(args)
     args.budget = args.budget if args.budget is not None else (4.0 if args.quick else 120.0)
     args.problems = args.problems or (["R1", "R2", "R4"] if args.quick else ["R1", "R2", "R4", "R3", "R5"])
     args.r4_flows = args.r4_flows or (3 if args.quick else 64)
@@ -507,6 +518,31 @@ def main(argv=None):
     log(f"\ntotal wall time: {total:.1f} s")
     if args.json:
         write_json(args, results, checks, total)
+        log(f"wrote {args.json}")
+
+
+def run_descent(args):
+    """Issue 24's measurements (bench/_descent.py), one process; --quick: R3 at t1 = 1e4 and R5 at m = 64."""
+    started = _now()
+    names = [n for n in (args.problems or ["R1", "R2", "R3", "R5"]) if n not in ("R4", "R6")]
+    log(f"gflow bench --descent: problems {' '.join(names)}, device {jax.devices()[0]}, {os.cpu_count()} CPU cores")
+    results = {"cost": [], "resolution": []}
+    for name in names:
+        p = {"R1": P.r1, "R2": P.r2, "R3": P.r3, "R5": P.r5}[name](args.quick or name in ("R3", "R5"), args.ref_rtol)
+        log(f"\n=== {name} cost: {p.description}; n = {p.n_params}; rtol {p.rtol:g}")
+        results["cost"].append(D.cost(p, "auto", log))
+        if args.json:
+            write_json(args, results, [], _now() - started, partial=True)
+    r1 = P.r1(False, None)
+    for label, (loss, model0, t1), solver, timed in (("R1", (r1.loss, r1.model0, r1.t1), "auto", False),
+                                                      ("fig3a k=6", D.fig3a_problem(), "auto", True)):
+        log(f"\n=== resolution of L on {label} (rtol 1e-8, solver {solver})")
+        results["resolution"].append(D.resolution(label, loss, model0, t1, solver, log, time_to_resolve=timed))
+        if args.json:
+            write_json(args, results, [], _now() - started, partial=True)
+    log(f"\ntotal wall time: {_now() - started:.1f} s")
+    if args.json:
+        write_json(args, results, [], _now() - started)
         log(f"wrote {args.json}")
 
 

@@ -34,12 +34,13 @@ on the k whose zero-solution error is resolved; the App. B.3 statements about th
 every Fig. 5 / Fig. 6 student read fits its training window. The study exits non-zero only on an error or a failed
 sanity check.
 
-Solver limits met here (reported per panel in summary.json): at rtol 1e-8 the computed loss of these flows is
-resolved only down to ≈ 1e-11 (1e-14 at rtol 1e-10), so fig1a, whose sharpening is read down to L = 1e-11, runs at
-rtol 1e-9. For the delay teacher with 10 ≤ k ≤ 13, the flow drives the spectral radius of A past 2 right after
-leaving the saddle (t ≈ 500) and ∇²L grows past 1e5; the default solver then either stalls (max_steps) or returns
-states whose loss rises, which is no gradient flow. Such runs are flagged and only their states before the rise are
-read (studies/extrapolation_sweeps.py, ``valid_length``).
+Solver limits (reported per panel in summary.json): before issue 24 the computed loss of these flows was resolved only
+down to ≈ 1e-11 at rtol 1e-8 (1e-14 at 1e-10), so fig1a, whose sharpening is read down to L = 1e-11, runs at rtol
+1e-9; gflow now resolves L relative to itself (residual-space error control) and its saved values are step ends.
+For the delay teacher with 10 ≤ k ≤ 13, the flow drives the spectral radius of A past 2 right after leaving the
+saddle (t ≈ 500) and ∇²L grows past 1e5, where the default solver may stall (max_steps). The engine rejects every step
+that would raise the loss; a run whose saved loss still rises is flagged as an engine failure and only its states
+before the rise are read (studies/extrapolation_sweeps.py, ``valid_length``).
 
 Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_phase
 """
@@ -119,9 +120,7 @@ def parse_args(argv=None):
                    help="evaluation horizon H: the tail is [k, H)")
     p.add_argument("--rtol", type=float, default=None,
                    help="solver rtol for every panel (default per panel: 1e-9 for fig1a, whose sharpening is read down "
-                        "to L = 1e-11, 1e-8 for the others; quick: 1e-8); the Fig. 5 runs are repeated at rtol/100. "
-                        "The computed loss of these flows is resolved only down to ≈ 1e-11 at rtol 1e-8 and ≈ 1e-14 at "
-                        "1e-10 (it wobbles below)")
+                        "to L = 1e-11, 1e-8 for the others; quick: 1e-8); the Fig. 5 runs are repeated at rtol/100")
     p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
     p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
     dask_option(p)

@@ -15,9 +15,10 @@ seed's runs reduced to one number, e.g. its median error over k < 2d̂) by a boo
 gflow.study.over_seeds). The balanced and random teachers are redrawn with each seed, so every error is relative to
 that seed's own teacher scale before any statistic is taken.
 
-Solver failures: the loss of a gradient flow never increases. Where a saved loss exceeds twice the smallest loss
-saved before it (plus a noise floor NOISE_FLOOR × L(0); the tolerance noise we saw stays below it), the integrator
-has left the flow; such a run is flagged and only its saved states before that point are used.
+Solver failures: the loss of a gradient flow never increases, and since issue 24 gflow's engine rejects every step
+that would raise it. The check stays, as a check of the engine: where a saved loss exceeds twice the smallest loss
+saved before it (plus a noise floor NOISE_FLOOR × L(0)), the integrator has left the flow; such a run is flagged
+and only its saved states before that point are used.
 """
 
 from __future__ import annotations

@@ -56,8 +56,8 @@ def parse_args(argv=None):
     p.add_argument("--t1", type=float, default=1e10, help="integration time of every flow")
     p.add_argument("--horizon", type=int, default=an.extrapolation.DEFAULT_HORIZON, help="evaluation horizon H")
     p.add_argument("--rtol", type=float, default=1e-8,
-                   help="solver rtol (the computed loss is resolved only down to ≈ 1e-11 at rtol 1e-8 and ≈ 1e-14 "
-                        "at 1e-10)")
+                   help="solver rtol (gflow resolves the loss relative to itself down to its rounding floor; before "
+                        "issue 24 it was resolved only down to ≈ 1e-11 at rtol 1e-8)")
     p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
     p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
     dask_option(p)

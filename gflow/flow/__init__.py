@@ -1,6 +1,11 @@
 """Gradient flow dθ/dt = −∇L(θ) as a stiff ODE: :func:`solve_flow` and its batched form :func:`solve_flows`, the
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (DESIGN.md, integrators)."""
 
+from ._descent import (
+    DescentController as DescentController,
+    loss_rounding as loss_rounding,
+    loss_rounding_along as loss_rounding_along,
+)
 from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,

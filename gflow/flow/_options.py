@@ -10,7 +10,7 @@ import diffrax
 import equinox as eqx
 import numpy as np
 
-from .._checks import GflowInputError, positive_float, positive_int
+from .._checks import GflowInputError, one_of, positive_float, positive_int
 from ..objectives._abstract_objective import AbstractSumOfSquares
 from ._rodas import RodasGradientFlow
 from ._rosenbrock import GaussNewtonRosenbrock
@@ -152,21 +152,50 @@ class _Setup(eqx.Module):
 
 
 DEFAULT_RTOL = 1e-8
+# The rtol a float64 solve can honour: below 1e-14 (≈ 90 unit roundoffs) the local error estimates sit at the rounding
+# of θ itself (u ≈ 1.1e-16, times the dozens of operations of a step), so the controller would shrink steps for
+# noise; at 0.1 and above an "error-controlled" answer can be off by its own size.
+RTOL_RANGE = (1e-14, 0.1)
+ERROR_CONTROLS = ("auto", "loss", "parameters")
+
+
+def _checked_rtol(rtol) -> float:
+    rtol = positive_float("rtol", rtol)
+    low, high = RTOL_RANGE
+    if not low <= rtol < high:
+        raise GflowInputError(f"`rtol` must lie in [{low:g}, {high:g}) for a float64 solve, got {rtol:g}: "
+                              + ("an answer with a relative error of that size means nothing" if rtol >= high else
+                                 "float64 (unit roundoff 1.1e-16) cannot deliver errors that small"))
+    return rtol
 
 
 def _controller(stepsize_controller, rtol, atol):
     """(controller or None, rtol): ``rtol``/``atol`` are the shortcut for a PIDController (None); a diffrax
     controller given instead is used as it is, and then neither shortcut may be given."""
     if stepsize_controller is None:
-        return None, DEFAULT_RTOL if rtol is None else positive_float("rtol", rtol)
-    if not isinstance(stepsize_controller, diffrax.AbstractStepSizeController):
-        raise GflowInputError(f"`stepsize_controller` must be a diffrax step-size controller (e.g. "
-                              f"diffrax.PIDController(rtol=..., atol=...)), got {type(stepsize_controller).__name__}")
+        return None, DEFAULT_RTOL if rtol is None else _checked_rtol(rtol)
+    if not isinstance(stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
+        raise GflowInputError(f"`stepsize_controller` must be an adaptive diffrax step-size controller (e.g. "
+                              f"diffrax.PIDController(rtol=..., atol=...)): gflow rejects and retries every step that "
+                              f"would raise the loss; got {type(stepsize_controller).__name__} (fixed steps: "
+                              f"gflow.run_gd)")
     if rtol is not None or atol is not None:
         raise GflowInputError("give either `rtol`/`atol` (gflow builds a PIDController from them) or a "
                               "`stepsize_controller`, not both")
     nominal = getattr(stepsize_controller, "rtol", None)  # recorded only; None for controllers without one
     return stepsize_controller, DEFAULT_RTOL if nominal is None else float(nominal)
+
+
+def resolves_loss(error_control: str, loss) -> bool:
+    """Whether a solve measures its local error in residual space as well (gflow/flow/_descent.py):
+    ``error_control`` "auto" (for every sum of squares), "loss" (refused for a loss without residuals) or
+    "parameters" (θ only, gflow ≤ 0.1's control)."""
+    error_control = one_of("error_control", error_control, ERROR_CONTROLS)
+    if error_control == "loss" and not isinstance(loss, AbstractSumOfSquares):
+        raise GflowInputError(f"error_control='loss' measures the error of the residuals r of L = ‖r‖², which "
+                              f"{type(loss).__name__} does not provide (gflow.objectives.AbstractSumOfSquares); use "
+                              "error_control='parameters'")
+    return error_control != "parameters" and isinstance(loss, AbstractSumOfSquares)
 
 
 def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress,

@@ -13,7 +13,8 @@ a W-method. We use ROS34PW2 (Rang & Angermann, BIT 45 (2005) 761–787): 4 stage
 embedded order 2 for error control, L-stable, stiffly accurate. Stages are written in the transformed
 variables of Hairer & Wanner (Solving ODEs II, §IV.7, eq. 7.25) so no Jacobian product is needed per stage.
 The last stage's derivative is reused as the next step's first (FSAL), and dense output is the cubic
-Hermite interpolant, consistent with order 3.
+Hermite interpolant, consistent with order 3, written so that it returns the step's end points exactly
+(:class:`EndpointHermiteInterpolation`).
 """
 
 from __future__ import annotations
@@ -104,12 +105,25 @@ class _WoodburySolve(eqx.Module):
 
     @classmethod
     def build(cls, jac, gram, c):
-        chol = jnp.linalg.cholesky(jnp.eye(gram.shape[0], dtype=gram.dtype) + c * gram)
+        """Factor I + c JJᵀ. A Gram matrix whose entries span many decades (a start with L ~ 1e40: the FFT Gram's
+        rounding, relative to its largest entry, swamps the small ones) can come out indefinite, and then so can
+        I + cG: it is replaced by its projection on the positive semidefinite cone (eigenvalues clipped at 0), a
+        different W-matrix, which a W-method tolerates (the descent guard and the error control judge the step)."""
+        eye = jnp.eye(gram.shape[0], dtype=gram.dtype)
+        chol = jnp.linalg.cholesky(eye + c * gram)
+        failed = eqxi.nonbatchable(eqxi.unvmap_any(~jnp.all(jnp.isfinite(chol))))
+        chol = jax.lax.cond(failed, lambda: jnp.linalg.cholesky(eye + c * _positive_part(gram)), lambda: chol)
         return cls(jac, chol, c)
 
     def __call__(self, b):
         z = jsl.cho_solve((self.chol, True), self.jac.mv(b))
         return b - self.c * self.jac.rmv(z)
+
+
+def _positive_part(gram):
+    """The nearest positive semidefinite matrix to the symmetric part of ``gram`` (eigenvalues clipped at 0)."""
+    values, vectors = jnp.linalg.eigh(0.5 * (gram + gram.T))
+    return (vectors * jnp.maximum(values, 0.0)) @ vectors.T
 
 
 def _conjugate_gradient_solve(residuals, y, c, rtol: float, max_steps: int):
@@ -121,6 +135,30 @@ def _conjugate_gradient_solve(residuals, y, c, rtol: float, max_steps: int):
                                    tags=lx.positive_semidefinite_tag)
     cg = lx.CG(rtol=rtol, atol=rtol * 1e-3, max_steps=max_steps)
     return lambda b: lx.linear_solve(op, b, cg, throw=False).value
+
+
+class EndpointHermiteInterpolation(diffrax.AbstractLocalInterpolation):
+    """The cubic Hermite interpolant of a step (values y0, y1 and scaled slopes k0 = h f0, k1 = h f1), written as
+
+        y(s) = (1 − s) y0 + s y1 + s (1 − s) [(1 − s)(k0 − Δ) + s (Δ − k1)],   Δ = y1 − y0,  s = (t − t0)/h,
+
+    so that s = 0 and s = 1 give y0 and y1 bit for bit (diffrax's power form rounds there): a value saved at a step's
+    end is that step's accepted, descent-checked state (gflow/flow/_descent.py)."""
+
+    t0: jax.Array
+    t1: jax.Array
+    y0: jax.Array
+    y1: jax.Array
+    k0: jax.Array
+    k1: jax.Array
+
+    def evaluate(self, t0, t1=None, left: bool = True):
+        if t1 is not None:
+            return self.evaluate(t1, left=left) - self.evaluate(t0, left=left)
+        s = (t0 - self.t0) / (self.t1 - self.t0)
+        delta = self.y1 - self.y0
+        bubble = (1 - s) * (self.k0 - delta) + s * (delta - self.k1)
+        return (1 - s) * self.y0 + s * self.y1 + s * (1 - s) * bubble
 
 
 class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
@@ -151,7 +189,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     tableau: RosenbrockTableau = eqx.field(static=True, default=ROS34PW2)
 
     term_structure: ClassVar = diffrax.AbstractTerm
-    interpolation_cls: ClassVar = diffrax.ThirdOrderHermitePolynomialInterpolation
+    interpolation_cls: ClassVar = EndpointHermiteInterpolation
 
     # For gflow's statistics: new gradient evaluations and linear solves per attempted step.
     evaluations_per_step: ClassVar[int] = 4

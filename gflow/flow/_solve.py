@@ -31,22 +31,27 @@ from ..batching import (
     stack,
     take,
 )
-from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH
-from ..results._flow_batch import build as build_batch, FlowBatch
+from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH, unflatten
+from ..results._flow_batch import build as build_batch, final_rows, FlowBatch
 from ..results._trajectory import Trajectory
+from ._descent import DescentController, rejected_ascent
 from ._options import (
     _check_solver_fits,
     _Setup,
     _setup,
+    resolves_loss,
 )
 from ._progress import LogTimeProgressMeter
 from ._term import GradientFlowTerm
 
 
 def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps, meter,
-                   watch_loss):
-    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` static; ``controller`` None
-    (a PIDController from rtol and atol) or the user's step-size controller."""
+                   watch_loss, resolve_loss, theta_reference=None):
+    """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` and ``resolve_loss``
+    static; ``controller`` None (a PIDController from rtol and atol) or the user's adaptive step-size controller.
+    Either is wrapped in the descent guard (gflow/flow/_descent.py) and made to step onto every save time, so a saved
+    value is an accepted, descent-checked step end, never an interpolant between steps. ``theta_reference``: the
+    flow's θ0 when this solve continues it from a later state (:func:`_continue_past_underflow`)."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
     if hasattr(solver, "for_rtol"):  # a solver whose inner tolerances follow the (traced) rtol
@@ -61,28 +66,31 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
             stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
         return stop
 
+    inner = controller if controller is not None else diffrax.PIDController(rtol=rtol, atol=atol)
+    guarded = DescentController(inner, term, resolve_loss, theta_reference, step_ts=ts)
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
-        # A step size collapsing to dtmin (e.g. every trial step lands on NaN) ends the run as a failure
-        # instead of grinding on to max_steps.
-        stepsize_controller=controller if controller is not None else
-        diffrax.PIDController(rtol=rtol, atol=atol, dtmin=_DTMIN_RELATIVE * jnp.maximum(1.0, t1)),
+        stepsize_controller=guarded,
         # the final solver state only where it carries a work count: other solvers' programs stay as they were
-        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=hasattr(solver, "hessian_vector_products")),
+        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=hasattr(solver, "hessian_vector_products"),
+                              controller_state=True),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
         # No one differentiates through the solve: a plain while loop, without the checkpointing that
         # reverse-mode needs, halves the per-step overhead of a stiff solver whose state holds a Jacobian.
         adjoint=diffrax.ForwardMode(),
     )
+    # the row at t0 is θ0 itself, whatever the first step did
+    ys = jnp.where((sol.ts == t0)[:, None], theta0[None, :], sol.ys)
     # a few saved states at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold
     # all their hidden states at once (R5: 26 GB)
-    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), sol.ys,
+    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
                          batch_size=ROWS_PER_BATCH)
-    return sol.ts, sol.ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
+    return sol.ts, ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
         (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
         sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
-        sol.stats["num_rejected_steps"], _hessian_vector_products(solver, sol.solver_state)
+        sol.stats["num_rejected_steps"], _hessian_vector_products(solver, sol.solver_state), \
+        sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent(sol.controller_state)
 
 
 def _hessian_vector_products(solver, solver_state):
@@ -120,18 +128,17 @@ def _cacheable(jitted):
 
 
 _integrate = _cacheable(eqx.filter_jit(_integrate_one))
-_DTMIN_RELATIVE = 1e-14
 
 
 def _integrate_batch_impl(losses, models0, diverge, atol, solver, controller, t0, t1, ts, rtol, stop_loss, max_steps, meter,
-                          watch_loss, mesh):
+                          watch_loss, resolve_loss, mesh):
     """Stacked flows in one program: vmapped, and split over ``mesh``'s devices (each device runs its own
     lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
 
     def local(losses, models0, diverge, atol, t0, t1, ts, rtol, stop_loss):
         def one(loss, model0, diverge, atol):
             return _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, stop_loss, diverge, max_steps,
-                                  meter, watch_loss)
+                                  meter, watch_loss, resolve_loss)
 
         return eqx.filter_vmap(one)(losses, models0, diverge, atol)
 
@@ -233,15 +240,22 @@ def _batch_diagnostics(setup, models0, params):
 def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
                save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
-               config: Mapping[str, Any] | None = None, stepsize_controller=None) -> Trajectory:
+               config: Mapping[str, Any] | None = None, stepsize_controller=None,
+               error_control: str = "auto") -> Trajectory:
     """Integrate the gradient flow dθ/dt = −∇L(θ) of ``loss`` from ``model0`` over [t0, t1].
 
     - ``loss``: a module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`); gflow's default
       solver also uses its ``residuals`` (L = ‖r‖²).
-    - ``rtol`` (default 1e-8), ``atol``: the tolerances of the PIDController gflow builds (with dtmin
-      1e-14·max(1, t1)). ``atol`` defaults to rtol × RMS(θ0) (≤ rtol), so that tiny initializations are
-      integrated to relative accuracy. ``stepsize_controller``: any diffrax step-size controller instead (then
-      give neither ``rtol`` nor ``atol``); it is used as given, for every flow.
+    - ``rtol`` (default 1e-8, usable range [1e-14, 0.1)), ``atol``: the tolerances of the PIDController gflow
+      builds. ``atol`` defaults to rtol × RMS(θ0) (≤ rtol), so that tiny initializations are integrated to relative
+      accuracy. ``stepsize_controller``: any adaptive diffrax step-size controller instead (then give neither
+      ``rtol`` nor ``atol``), for every flow.
+    - Every step, of every solver, passes gflow's descent guard (gflow/flow/_descent.py): a step that would raise L
+      by more than the rounding of its evaluation is rejected and retried smaller (``stats["rejected_ascent"]``),
+      and steps land on every save time, so a saved value is an accepted step's end, never an interpolant.
+      ``error_control``: ``"auto"`` (default) measures the local error in residual space too for a sum of squares,
+      so that L is resolved relative to itself down to its rounding floor (``"loss"``), ``"parameters"`` in θ
+      only (gflow ≤ 0.1).
     - ``solver``: ``"auto"`` (gflow's Rosenbrock-W solver for gradient flows, :class:`GaussNewtonRosenbrock`),
       a registered name (``"rosenbrock"``, ``"rosenbrock-cg"``, ``"tsit5"``, ``"kvaerno5"``, ...) or any
       diffrax solver instance.
@@ -251,7 +265,9 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     - ``diverge_factor``: stop with status ``"diverged"`` once the parameters are non-finite or max|θ| exceeds
       diverge_factor × max(max|θ0|, 1), instead of returning NaN. |L| > diverge_factor × max(|L(θ0)|, 1) or
       a non-finite L is "diverged" too: checked at every step when ``stop_loss`` is given (the loss is then
-      evaluated anyway), else at the saved times. A step size collapsing below 1e-14·max(1, t1) is "diverged".
+      evaluated anyway), else at the saved times. A step that can no longer move the time variable (t + h = t in
+      float64) ends the run with status ``"step_size_underflow"``; ``max_steps`` reached, ``"max_steps"``; both
+      messages name the time reached.
     - ``diagnostics``: name → function(model) (or a list of functions), evaluated at every saved time.
     - ``progress``: print t and log-time progress during the solve: ``"auto"`` (default) once it has run
       for 5 s of wall time, ``True`` from the start, ``False`` never.
@@ -267,13 +283,55 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
     start = time.perf_counter()
     out = _integrate(loss, model0, setup.solver, setup.controller, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
-                     setup.max_steps, _meter(setup), setup.stop_loss is not None)
+                     setup.max_steps, _meter(setup), setup.stop_loss is not None,
+                     resolves_loss(error_control, loss))
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
     out = tuple(np.asarray(o)[None] for o in out)
     losses, models = repeat(loss, 1), repeat(model0, 1)
+    out = _continue_past_underflow(out, losses, models, thetas, setup, diverge, atol, resolves_loss(error_control, loss))
+    wall = time.perf_counter() - start
     return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
-                       _batch_diagnostics(setup, models, out[1]), config)[0]
+                       _batch_diagnostics(setup, models, out[1]), _with_error_control(config, error_control, loss))[0]
+
+
+MAX_TIME_RESTARTS = 16  # continuations in a fresh local time per flow (each after a step-size underflow)
+
+
+def _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve_loss):
+    """Continue every flow whose steps underflowed the float64 spacing of t (gflow/flow/_descent.py, "time
+    resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times: a split
+    time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved whatever t1 is. ``out`` holds the
+    integrator's outputs with a leading flow axis (numpy); returns them merged."""
+    out = [np.array(o) for o in out]
+    ts_all, ys, values, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents = out
+    for i in np.flatnonzero(underflow):
+        loss_i, model_i = take(losses, int(i)), take(models0, int(i))
+        _, static, unravel = flatten(model_i)
+        for _ in range(MAX_TIME_RESTARTS):
+            if not underflow[i]:
+                break
+            last = final_rows(ts_all[i:i + 1])[0]
+            t_stop, theta = float(ts_all[i, last]), ys[i, last]
+            local_ts = np.clip(setup.ts - t_stop, 0.0, setup.t1 - t_stop)
+            part = _integrate(loss_i, unflatten(jnp.asarray(theta), static, unravel), setup.solver, setup.controller,
+                              _f64(0.0), _f64(setup.t1 - t_stop), _f64(local_ts), _f64(setup.rtol), _f64(atols[i]),
+                              _shared_args(setup)[4], _f64(diverge[i]), setup.max_steps, _meter(setup),
+                              setup.stop_loss is not None, resolve_loss, jnp.asarray(thetas[i]))
+            part = [np.asarray(p) for p in jax.block_until_ready(part)]
+            later = np.concatenate([setup.ts > t_stop, [True]])  # the save rows this part owns, and the end row
+            ts_all[i, later] = np.where(np.isfinite(part[0][later]), part[0][later] + t_stop, part[0][later])
+            ys[i, later], values[i, later] = part[1][later], part[2][later]
+            hit_max[i], succeeded[i], underflow[i] = part[3], part[4], part[9]
+            for total, k in ((steps, 5), (accepted, 6), (rejected, 7), (ascents, 10)):
+                total[i] += part[k]
+            products[i] = products[i] + part[8] if products[i] >= 0 else products[i]
+    return tuple(out)
+
+
+def _with_error_control(config, error_control, loss) -> dict:
+    """The caller's config with the error control the solve used ("loss" or "parameters")."""
+    return {"error_control": "loss" if resolves_loss(error_control, loss) else "parameters", **(config or {})}
 
 
 QUIET_SECONDS = 5.0  # progress="auto" reports only solves that have run longer than this
@@ -331,7 +389,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
                 save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                 diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
                 config: Mapping[str, Any] | None = None, devices=None,
-                program_size: int | None = None, stepsize_controller=None) -> FlowBatch:
+                program_size: int | None = None, stepsize_controller=None, error_control: str = "auto") -> FlowBatch:
     """Integrate many independent flows in one compiled, batched call; arguments as :func:`solve_flow`.
 
     ``losses`` and ``models0`` are either *stacked* modules (every array with a leading batch axis, e.g.
@@ -369,16 +427,20 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     start = time.perf_counter()
     out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, setup.controller, *_shared_args(setup),
                            setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
-                           mesh)
+                           resolves_loss(error_control, take(losses, 0)), mesh)
     out = jax.block_until_ready(out)
     wall = time.perf_counter() - start
     out = tuple(np.asarray(o)[:n] for o in out)
+    out = _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols,
+                                   resolves_loss(error_control, take(losses, 0)))
+    wall = time.perf_counter() - start
     return build_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
-                       _batch_diagnostics(setup, models0, out[1]), config)
+                       _batch_diagnostics(setup, models0, out[1]),
+                       _with_error_control(config, error_control, take(losses, 0)))
 
 
 def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
-                save_at=8):
+                save_at=8, error_control: str = "auto"):
     """The program :func:`solve_flows` compiles for this batch (without a progress meter), lowered but not run: a
     ``jax.stages.Lowered`` whose ``.compile().as_text()`` is the optimized HLO (bench/_kernels.py counts its kernels)."""
     losses, models0, n = _as_batch(losses, models0)
@@ -388,4 +450,5 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, flat_parameters(models0))
     with _errors_as_nan():
         return _integrate_batch_jit.lower(losses, models0, _f64(diverge), _f64(atols), setup.solver, setup.controller,
-                                          *_shared_args(setup), setup.max_steps, _meter(setup), False, None).lowered
+                                          *_shared_args(setup), setup.max_steps, _meter(setup), False,
+                                          resolves_loss(error_control, take(losses, 0)), None).lowered

@@ -50,6 +50,11 @@ class GradientFlowTerm(AbstractSumOfSquaresTerm):
     def is_sum_of_squares(self) -> bool:
         return isinstance(self.loss, AbstractSumOfSquares)
 
+    @property
+    def loss_is_norm_of_residuals(self) -> bool:
+        """Whether L(θ) is ‖r(θ)‖² as computed by AbstractSumOfSquares (a subclass may define its own value)."""
+        return self.is_sum_of_squares and type(self.loss).__call__ is AbstractSumOfSquares.__call__
+
     def model(self, y):
         return unflatten(y, self.static, self.unravel)
 
@@ -66,6 +71,10 @@ class GradientFlowTerm(AbstractSumOfSquaresTerm):
 
     def residuals(self, y):
         return self._sum_of_squares().residuals(self.model(y))
+
+    def residual_targets(self):
+        """The labels inside r (:meth:`gflow.objectives.AbstractSumOfSquares.residual_targets`), or None."""
+        return self._sum_of_squares().residual_targets()
 
     def residual_jacobian(self, y):
         """J = ∂r/∂θ (m × n): in closed form when the loss provides it, else by autodiff (forward mode when there

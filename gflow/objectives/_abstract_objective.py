@@ -24,6 +24,8 @@ class AbstractSumOfSquares(eqx.Module):
       axis of length len(r); ``None`` (the default) lets the solver differentiate :meth:`residuals`.
     - :meth:`residual_jacobian_operator` (optional): ∂r/∂θ as a matrix-free operator with ``mv``, ``rmv`` and
       ``gram`` (gflow/objectives/_residual_jacobian.py) for the models where one exists, else ``None``.
+    - :meth:`residual_targets` (optional): the labels inside r (r = prediction − label, factors folded in), from
+      which gflow bounds the rounding error of r where prediction and label cancel (gflow/flow/_descent.py).
 
     gflow's losses also have a ``convention``, ``"L"`` or ``"half"`` (L/2, folded into r), the time unit of the
     flow (spec 000 §3.2), which :meth:`description` reports.
@@ -43,6 +45,11 @@ class AbstractSumOfSquares(eqx.Module):
 
     def residual_jacobian_operator(self, model):
         """∂r/∂θ as a matrix-free operator, or ``None`` where the loss has none for this model."""
+        return None
+
+    def residual_targets(self) -> jax.Array | None:
+        """The labels inside r, flat and in r's units (r = prediction − label), or ``None`` if r has no such part: the
+        size of what cancels in r, from which the solver bounds r's rounding error near L = 0."""
         return None
 
     def description(self) -> dict:

@@ -152,6 +152,10 @@ class EmpiricalLoss(AbstractSumOfSquares):
             raise GflowInputError(f"model outputs of shape {y.shape} do not match the labels' {self.labels.shape}")
         return (jnp.sqrt(self.scale / self.n) * (y - self.labels)).reshape(-1)
 
+    def residual_targets(self) -> jax.Array:
+        """√(scale/N) · labels, flattened as :meth:`residuals`."""
+        return (jnp.sqrt(self.scale / self.n) * self.labels).reshape(-1)
+
     def quadratic_form(self, model) -> jax.Array:
         """L_S of a linear RNN as rᵀ Σ̂ r in r_j = h_j − w_j (seed 001 §2.6), from the impulse response alone.
 

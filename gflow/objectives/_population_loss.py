@@ -97,6 +97,11 @@ class PopulationLoss(AbstractSumOfSquares):
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (diff.ndim - 1))
         return (w * diff).reshape(-1)
 
+    def residual_targets(self) -> jax.Array:
+        """√(scale·weight_j) w_j, flattened as :meth:`residuals`."""
+        w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (self.target.ndim - 1))
+        return (w * self.target).reshape(-1)
+
     def residual_jacobian(self, model):
         """∂r/∂θ in closed form, as a model whose leaves carry a leading axis of length m = len(r).
 

@@ -112,6 +112,12 @@ class SampleLoss(AbstractSumOfSquares):
         idx = np.asarray(self.supervised)
         return (self._errors(model)[:, idx].reshape(-1)) / jnp.sqrt(self.n)
 
+    def residual_targets(self) -> jax.Array:
+        """The labels at the supervised steps in r's units, flattened as :meth:`residuals`."""
+        idx = np.asarray(self.supervised)
+        w = jnp.sqrt(self.scale * self.step_weights).reshape((1, -1) + (1,) * (self.labels.ndim - 2))
+        return ((w * self.labels)[:, idx].reshape(-1)) / jnp.sqrt(self.n)
+
     def residual_jacobian(self, model):
         """∂r/∂θ one sequence at a time, as a model whose trained leaves carry a leading axis of length len(r).
 

@@ -23,8 +23,8 @@ from ..models._flatten import flatten
 from ..objectives._abstract_objective import AbstractSumOfSquares
 from ._trajectory import STATUSES, Trajectory
 
-COMPLETED, STOPPED_AT_LOSS, MAX_STEPS, DIVERGED = (STATUSES.index(s) for s in
-                                                   ("completed", "stopped_at_loss", "max_steps", "diverged"))
+COMPLETED, STOPPED_AT_LOSS, MAX_STEPS, DIVERGED, UNDERFLOW = (
+    STATUSES.index(s) for s in ("completed", "stopped_at_loss", "max_steps", "diverged", "step_size_underflow"))
 
 
 @dataclasses.dataclass(eq=False)
@@ -37,8 +37,9 @@ class FlowBatch(Sequence):
     - ``final_params`` (B, n): the parameters at the last time each flow reached; ``final`` the final models
       as one stacked module.
     - ``status_codes`` (B,): indices into ``gflow.Trajectory`` statuses (``statuses`` gives the names);
-      ``steps``, ``accepted_steps``, ``rejected_steps`` (B,); ``hessian_vector_products`` (B,) over the accepted
-      steps, −1 for a solver that uses none; ``wall_time_s`` the batch's time.
+      ``steps``, ``accepted_steps``, ``rejected_steps`` (B,), ``rejected_ascent`` (B,) the rejected steps that
+      would have raised the loss; ``hessian_vector_products`` (B,) over the accepted steps, −1 for a solver that uses
+      none; ``wall_time_s`` the batch's time.
     """
 
     ts: np.ndarray
@@ -51,6 +52,7 @@ class FlowBatch(Sequence):
     steps: np.ndarray
     accepted_steps: np.ndarray
     rejected_steps: np.ndarray
+    rejected_ascent: np.ndarray
     hessian_vector_products: np.ndarray
     wall_time_s: float
     config: dict[str, Any]
@@ -111,7 +113,12 @@ class FlowBatch(Sequence):
         code = int(self.status_codes[i])
         t_end = float(self.ts[i][keep][-1])
         if code == MAX_STEPS:
-            message = f"reached max_steps={setup.max_steps} at t={t_end:.4g} before t1={setup.t1:.4g}"
+            message = (f"reached max_steps={setup.max_steps} at t={t_end:.4g} before t1={setup.t1:.4g}: raise max_steps, "
+                       "or loosen rtol")
+        elif code == UNDERFLOW:
+            message = (f"step size underflow at t={t_end:.6g}: the flow needs steps below the float64 spacing of t "
+                       f"there ({np.spacing(t_end):.2g}); restart from the saved state with t0 = 0 (the flow is "
+                       "autonomous: shift the times back afterwards), or loosen rtol")
         elif code == DIVERGED:
             message = (f"the parameters or |loss| became non-finite or grew by more than {setup.diverge_factor:.0e}× "
                        f"at t={t_end:.4g}" if self._succeeded[i]
@@ -125,7 +132,7 @@ class FlowBatch(Sequence):
         products = _hessian_products(int(self.hessian_vector_products[i]), steps, int(self.accepted_steps[i]))
         stats = {
             "steps": steps, "accepted_steps": int(self.accepted_steps[i]),
-            "rejected_steps": int(self.rejected_steps[i]),
+            "rejected_steps": int(self.rejected_steps[i]), "rejected_ascent": int(self.rejected_ascent[i]),
             "gradient_evaluations": None if evals is None else int(evals * steps + 1),
             "linear_solves": None if solves is None else int(solves * steps) + products.get("hessian_vector_products", 0),
             **products,
@@ -159,18 +166,19 @@ def final_rows(sol_ts) -> np.ndarray:
     return _last_true(np.isfinite(sol_ts))
 
 
-def status_codes(setup, sol_ts, ys, losses, hit_max_steps, succeeded, diverge) -> np.ndarray:
+def status_codes(setup, sol_ts, ys, losses, hit_max_steps, succeeded, diverge, underflow) -> np.ndarray:
     """Each flow's status from its final state, vectorized over the batch."""
     rows, last = np.arange(sol_ts.shape[0]), final_rows(sol_ts)
     final_t, final_y, final_loss = sol_ts[rows, last], ys[rows, last], losses[rows, last]
     blew_up = (~np.all(np.isfinite(final_y), axis=1)) | (np.max(np.abs(final_y), axis=1, initial=0.0) > diverge[:, 1])
-    diverged = blew_up | ~np.isfinite(final_loss) | (np.abs(final_loss) > diverge[:, 0]) | ~succeeded
+    diverged = blew_up | ~np.isfinite(final_loss) | (np.abs(final_loss) > diverge[:, 0]) | (~succeeded & ~underflow)
     stopped = np.zeros_like(diverged) if setup.stop_loss is None else \
         (final_loss <= setup.stop_loss) & (final_t < setup.t1)
     codes = np.full(final_t.shape, COMPLETED, dtype=np.int8)
     codes[stopped] = STOPPED_AT_LOSS
     codes[diverged] = DIVERGED
     codes[hit_max_steps] = MAX_STEPS
+    codes[underflow] = UNDERFLOW
     return codes
 
 
@@ -192,13 +200,15 @@ def last_finite_rows(ys, saved, theta0) -> np.ndarray:
 
 def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics, config) -> FlowBatch:
     """Assemble a FlowBatch from the integrator's outputs (numpy arrays with a leading batch axis)."""
-    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected, products = out
+    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents = out
     saved = saved_rows(sol_ts)
-    codes = status_codes(setup, sol_ts, ys, losses_v, hit_max.astype(bool), succeeded.astype(bool), diverge)
+    codes = status_codes(setup, sol_ts, ys, losses_v, hit_max.astype(bool), succeeded.astype(bool), diverge,
+                         underflow.astype(bool))
     return FlowBatch(ts=np.where(saved, sol_ts, np.nan), saved=saved, loss=losses_v, params=ys,
                      diagnostics=diagnostics, final_params=last_finite_rows(ys, saved, theta0), status_codes=codes,
                      steps=steps.astype(np.int64), accepted_steps=accepted.astype(np.int64),
-                     rejected_steps=rejected.astype(np.int64), hessian_vector_products=products.astype(np.int64),
+                     rejected_steps=rejected.astype(np.int64), rejected_ascent=ascents.astype(np.int64),
+                     hessian_vector_products=products.astype(np.int64),
                      wall_time_s=wall, config=dict(config or {}),
                      _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),
                      _atol=np.asarray(atol, dtype=np.float64))

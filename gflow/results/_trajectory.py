@@ -19,7 +19,7 @@ from ._json import jsonable
 from ._model_file import load_model, read_npz, save_model
 from ._provenance import package_versions, provenance
 
-STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged")
+STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged", "step_size_underflow")
 
 
 @dataclasses.dataclass

@@ -1,0 +1,176 @@
+"""Issue 24: what the descent guard and the loss-resolving error control cost, and what they buy, in one process.
+
+- **cost**: on each problem at its rtol, gflow's engine as it was before issue 24 (rebuilt here from the same pieces:
+  ``diffrax.diffeqsolve`` with gflow's term and solver, a PIDController with dtmin 1e-14·max(1, t1), saves
+  interpolated between steps) against today's ``solve_flow`` with ``error_control="parameters"`` (guard and steps
+  onto the save times, θ-only control) and with the default ``"loss"`` (guard + residual-space control); warm wall
+  time, best of two, and steps.
+- **resolution**: the relative error of L(t) against an rtol-1e-13 reference (Rodas5P, default control) where the
+  reference first falls below 1e-8, 1e-12, 1e-16, 1e-20, at rtol 1e-8, with each control.
+- **time to resolve**: on the fig3a flow, the loosest rtol of 1e-6 … 1e-12 at which each control's L is within
+  1 % of the reference at every saved time where the reference lies in [1e-14, 1e-12], and that run's wall time.
+"""
+
+from __future__ import annotations
+
+import time
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gflow
+from gflow import flatten
+from gflow.flow import GradientFlowTerm
+
+LEVELS = (1e-8, 1e-12, 1e-16, 1e-20)
+CONTROLS = ("before issue 24", "parameters", "loss")
+RESOLVE_LEVEL, RESOLVE_TOLERANCE = 1e-14, 0.01
+RESOLVE_RTOLS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12)
+
+
+@eqx.filter_jit
+def _engine_before(loss, model0, solver, t1, ts, rtol, atol, max_steps):
+    """The integration of gflow before issue 24: θ-only PID control, a step floor 1e-14·max(1, t1), values at the save
+    times interpolated inside steps."""
+    theta0, static, unravel = flatten(model0)
+    term = GradientFlowTerm(loss, static, unravel)
+    if hasattr(solver, "for_rtol"):
+        solver = solver.for_rtol(rtol)
+    sol = diffrax.diffeqsolve(
+        term, solver, 0.0, t1, None, theta0,
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmin=1e-14 * jnp.maximum(1.0, t1)),
+        saveat=diffrax.SaveAt(ts=ts), max_steps=max_steps, throw=False, adjoint=diffrax.ForwardMode())
+    losses = jax.lax.map(term.loss_value, sol.ys)
+    return losses, sol.ys, sol.stats["num_steps"]
+
+
+def _run(control, loss, model0, t1, ts, rtol, atol, solver):
+    """(saved losses, steps, wall time, saved rises beyond δ) of one run under ``control``."""
+    start = time.perf_counter()
+    if control == "before issue 24":
+        name = gflow.flow.default_solver(rtol) if solver == "auto" else solver
+        solver_obj = gflow.flow.SOLVER_REGISTRY[name]()
+        losses, params, steps = jax.block_until_ready(
+            _engine_before(loss, model0, solver_obj, jnp.float64(t1), jnp.asarray(ts), jnp.float64(rtol),
+                           jnp.float64(atol), 1_000_000))
+        losses, params, steps = np.asarray(losses), np.asarray(params), int(steps)
+    else:
+        traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, atol=atol, solver=solver, save_at=ts, progress=False,
+                                error_control=control)
+        losses, params, steps = _on_grid(traj, ts), traj.params, traj.stats["steps"]
+    wall = time.perf_counter() - start
+    return losses, steps, wall, rises_beyond_rounding(loss, model0, traj_losses(losses), params)
+
+
+def traj_losses(losses):
+    return np.asarray(losses)[np.isfinite(losses)]
+
+
+def rises_beyond_rounding(loss, model0, losses, params) -> int:
+    """Saved L_{i+1} > L_i + ε(θ_i) + ε(θ_{i+1}) (gflow.flow.loss_rounding_along): a gradient flow has none."""
+    params = np.asarray(params)[: len(losses)]
+    eps = gflow.flow.loss_rounding_along(loss, model0, params)
+    return int(np.sum(np.diff(losses) > eps[:-1] + eps[1:]))
+
+
+def _on_grid(traj, ts):
+    """A trajectory's saved losses on the grid ``ts`` (NaN where it did not get)."""
+    out = np.full(len(ts), np.nan)
+    idx = np.searchsorted(ts, traj.ts)
+    ok = (idx < len(ts)) & (ts[np.minimum(idx, len(ts) - 1)] == traj.ts)
+    out[idx[ok]] = traj.loss[ok]
+    return out
+
+
+def _warm(control, *args):
+    """Compile, then the best of two warm runs."""
+    _run(control, *args)
+    runs = [_run(control, *args) for _ in range(2)]
+    return min(runs, key=lambda r: r[2])
+
+
+def cost(problem, solver: str, log) -> dict:
+    """Warm wall time and steps of each control on ``problem`` at its rtol."""
+    ts = gflow.flow.log_save_times(0.0, problem.t1, 200)
+    rows = {}
+    for control in CONTROLS:
+        losses, steps, wall, up = _warm(control, problem.loss, problem.model0, problem.t1, ts, problem.rtol,
+                                        problem.atol, solver)
+        rows[control] = {"wall_s": wall, "steps": steps, "rises_beyond_rounding": up, "final_loss": float(losses[-1])}
+        log(f"    {problem.name} {control:16s} {steps:7d} steps {wall:8.3f} s  saved-L rises beyond δ {up}"
+            f"  final L {losses[-1]:.3g}")
+    base = rows["before issue 24"]["wall_s"]
+    return {"problem": problem.name, "description": problem.description, "rtol": problem.rtol, "solver": solver,
+            "rows": rows, "slowdown": {c: rows[c]["wall_s"] / base for c in CONTROLS[1:]}}
+
+
+def flagged_rises(losses, noise_floor: float = 1e-14) -> int:
+    """Saved losses above twice the smallest earlier one plus ``noise_floor`` × L(0): the studies' "left the flow" flag
+    (studies/extrapolation_sweeps.py, ``valid_length``)."""
+    losses = np.asarray(losses)
+    earlier = np.minimum.accumulate(np.concatenate([[np.inf], losses[:-1]]))
+    return int(np.sum(losses > 2.0 * earlier + noise_floor * abs(losses[0])))
+
+
+def _errors_at_levels(losses, reference, levels=LEVELS) -> dict:
+    out = {}
+    for level in levels:
+        idx = np.flatnonzero(reference <= level)
+        out[f"{level:g}"] = None if idx.size == 0 else float(abs(losses[idx[0]] - reference[idx[0]]) / reference[idx[0]])
+    return out
+
+
+def _within(losses, reference, low=RESOLVE_LEVEL, high=RESOLVE_LEVEL * 100, tol=RESOLVE_TOLERANCE) -> bool:
+    band = (reference >= low) & (reference <= high)
+    return bool(band.any() and np.all(np.abs(losses[band] - reference[band]) <= tol * reference[band]))
+
+
+def resolution(name, loss, model0, t1, solver, log, n_save=400, rtol=1e-8, time_to_resolve=False) -> dict:
+    """The relative error of L at ``LEVELS`` for each control at ``rtol``, against an rtol-1e-13 Rodas5P reference;
+    with ``time_to_resolve``, the loosest rtol at which each control resolves L ∈ [1e-14, 1e-12] to 1 %."""
+    ts = gflow.flow.log_save_times(0.0, t1, n_save)
+    theta0 = np.asarray(flatten(model0)[0])
+    atol_factor = float(min(1.0, np.sqrt(np.mean(theta0 ** 2))))
+    start = time.perf_counter()
+    reference, _, _, up = _run("loss", loss, model0, t1, ts, 1e-13, atol_factor * 1e-13, "rodas5p")
+    log(f"    {name}: reference (Rodas5P, rtol 1e-13) in {time.perf_counter() - start:.1f} s, smallest L "
+        f"{np.nanmin(reference):.3g}, saved-L rises beyond δ {up}")
+    out = {"problem": name, "solver": solver, "rtol": rtol, "reference_min_loss": float(np.nanmin(reference)),
+           "errors": {}, "rises_beyond_rounding": {}, "flagged_rises": {}}
+    for control in CONTROLS:
+        losses, _, _, up = _warm(control, loss, model0, t1, ts, rtol, atol_factor * rtol, solver)
+        out["errors"][control] = _errors_at_levels(losses, reference)
+        out["rises_beyond_rounding"][control], out["flagged_rises"][control] = up, flagged_rises(losses)
+        log(f"    {name} {control:16s} rtol {rtol:g}: |ΔL|/L at L = "
+            + ", ".join(f"{k}: {_e(v)}" for k, v in out["errors"][control].items())
+            + f"; saved-L rises beyond δ {up}, flagged as 'left the flow' {flagged_rises(losses)}")
+    if time_to_resolve:
+        out["time_to_resolve"] = {}
+        for control in CONTROLS:
+            found = None
+            for r in RESOLVE_RTOLS:
+                losses, steps, wall, _ = _run(control, loss, model0, t1, ts, r, atol_factor * r, solver)  # compiled
+                if _within(losses, reference):
+                    found = {"rtol": r, "wall_s": wall, "steps": steps}
+                    break
+            out["time_to_resolve"][control] = found
+            log(f"    {name} {control:16s} resolves L in [1e-14, 1e-12] to 1 %: "
+                + ("never down to rtol 1e-12" if found is None else
+                   f"at rtol {found['rtol']:g}, {found['wall_s']:.2f} s, {found['steps']} steps"))
+    return out
+
+
+def fig3a_problem(k: int = 6, seed: int = 0):
+    """Seed 000 Fig. 3(a)'s flow as extrapolation_phase runs it: balanced teacher d̂ = 5 (key seed), general student
+    d = 40 with entries 1e-5·N(0, 1) (key 1000 + seed), training length k; t1 = 1e10. Default k = 6: this flow
+    reaches L ≈ 1e-32 by t ≈ 1e8 (k = 20 stays above 7.6e-13 up to t1, so no level below 1e-12 could be read)."""
+    teacher = gflow.teachers.balanced(jax.random.key(seed), 5)
+    model0 = gflow.initializers.gaussian(jax.random.key(1000 + seed), 40, scale=1e-5)
+    return gflow.PopulationLoss(teacher, k), model0, 1e10
+
+
+def _e(v):
+    return "n/a" if v is None else f"{v:.1e}"
