@@ -60,6 +60,7 @@ import numpy as np
 import optimistix as optx
 
 _U = float(jnp.finfo(jnp.float64).eps) / 2  # unit roundoff of float64
+_ULPS_OF_T = 64  # a step this many float64 spacings of t long or shorter is at the resolution of the time variable
 
 
 class DescentController(diffrax.AbstractAdaptiveStepSizeController):
@@ -147,7 +148,8 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         if residual_error is not None:
             theta_error = self._theta_error(y0, y1, error)
             stretch = jnp.where(theta_error > 0, residual_error / theta_error, 1.0)
-            error = error * jnp.where(jnp.isfinite(stretch), jnp.maximum(stretch, 1.0), jnp.inf)
+            bad = bad | ~jnp.isfinite(stretch)  # a NaN or overflowing residual error: reject (never a NaN step size)
+            error = error * jnp.where(jnp.isfinite(stretch), jnp.maximum(stretch, 1.0), 1.0)
         error = jnp.where(bad, jnp.inf, error)
         keep, next_t0, next_t1, made_jump, inner, result = self.controller.adapt_step_size(
             t0, t1, y0, y1, args, error, error_order, inner)
@@ -158,7 +160,9 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         ascents = ascents + jnp.where(ascent, 1, 0)
         # Time is a float64: a rejected step must shrink, but once h is a few ulps of t, t + h rounds back to the same
         # float (or to t) and the step cannot. Stop and say so; solve_flow continues from here in a fresh local time.
-        stuck = (t1 <= t0) | (~keep & (next_t1 - next_t0 >= t1 - t0))
+        # (Only at the resolution of t: a user's dtmin that stops the shrinking is not an underflow.)
+        at_resolution = t1 - t0 <= _ULPS_OF_T * jnp.spacing(jnp.abs(t0))
+        stuck = (t1 <= t0) | (~keep & at_resolution & (next_t1 - next_t0 >= t1 - t0)) | ~jnp.isfinite(next_t1)
         result = diffrax.RESULTS.where(stuck, diffrax.RESULTS.dt_min_reached, result)
         return keep, next_t0, next_t1, made_jump, (inner, reference, loss0, rounding0, ascents), result
 

@@ -108,7 +108,9 @@ class _WoodburySolve(eqx.Module):
         """Factor I + c JJᵀ. A Gram matrix whose entries span many decades (a start with L ~ 1e40: the FFT Gram's
         rounding, relative to its largest entry, swamps the small ones) can come out indefinite, and then so can
         I + cG: it is replaced by its projection on the positive semidefinite cone (eigenvalues clipped at 0), a
-        different W-matrix, which a W-method tolerates (the descent guard and the error control judge the step)."""
+        different W-matrix, which a W-method tolerates (the descent guard and the error control judge the step).
+        Under ``vmap`` the branch is taken for every member of the batch when any member needs it (an eigh per step
+        then; the projection leaves a positive definite I + cG unchanged up to rounding)."""
         eye = jnp.eye(gram.shape[0], dtype=gram.dtype)
         chol = jnp.linalg.cholesky(eye + c * gram)
         failed = eqxi.nonbatchable(eqxi.unvmap_any(~jnp.all(jnp.isfinite(chol))))

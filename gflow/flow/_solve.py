@@ -300,33 +300,47 @@ MAX_TIME_RESTARTS = 16  # continuations in a fresh local time per flow (each aft
 
 def _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve_loss):
     """Continue every flow whose steps underflowed the float64 spacing of t (gflow/flow/_descent.py, "time
-    resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times: a split
-    time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved whatever t1 is. ``out`` holds the
-    integrator's outputs with a leading flow axis (numpy); returns them merged."""
+    resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times and
+    within ``max_steps`` in all: a split time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved
+    whatever t1 is. A restart that makes no progress ends the flow with its underflow status. ``out`` holds the
+    integrator's outputs with a leading flow axis (numpy); returns them merged (saved times as requested), with the
+    number of restarts of each flow appended."""
     out = [np.array(o) for o in out]
     ts_all, ys, values, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents = out
+    restarts = np.zeros(ts_all.shape[0], dtype=np.int64)
     for i in np.flatnonzero(underflow):
         loss_i, model_i = take(losses, int(i)), take(models0, int(i))
         _, static, unravel = flatten(model_i)
         for _ in range(MAX_TIME_RESTARTS):
             if not underflow[i]:
                 break
+            if steps[i] >= setup.max_steps:
+                hit_max[i], underflow[i] = True, False
+                break
             last = final_rows(ts_all[i:i + 1])[0]
             t_stop, theta = float(ts_all[i, last]), ys[i, last]
-            local_ts = np.clip(setup.ts - t_stop, 0.0, setup.t1 - t_stop)
+            local_t1 = setup.t1 - t_stop
+            local_ts = np.clip(setup.ts - t_stop, 0.0, local_t1)
             part = _integrate(loss_i, unflatten(jnp.asarray(theta), static, unravel), setup.solver, setup.controller,
-                              _f64(0.0), _f64(setup.t1 - t_stop), _f64(local_ts), _f64(setup.rtol), _f64(atols[i]),
+                              _f64(0.0), _f64(local_t1), _f64(local_ts), _f64(setup.rtol), _f64(atols[i]),
                               _shared_args(setup)[4], _f64(diverge[i]), setup.max_steps, _meter(setup),
                               setup.stop_loss is not None, resolve_loss, jnp.asarray(thetas[i]))
             part = [np.asarray(p) for p in jax.block_until_ready(part)]
+            if part[5] == 0 or part[0][-1] == 0.0:  # no step taken: restarting again would repeat this one
+                break
             later = np.concatenate([setup.ts > t_stop, [True]])  # the save rows this part owns, and the end row
-            ts_all[i, later] = np.where(np.isfinite(part[0][later]), part[0][later] + t_stop, part[0][later])
+            local = part[0][later]
+            requested = np.concatenate([setup.ts, [setup.t1]])[later]
+            ended = np.concatenate([local_ts, [local_t1]])[later]
+            # a row the part reached at the requested local time is that requested time (no rounding of τ + t_stop)
+            ts_all[i, later] = np.where(local == ended, requested, np.where(np.isfinite(local), local + t_stop, local))
             ys[i, later], values[i, later] = part[1][later], part[2][later]
             hit_max[i], succeeded[i], underflow[i] = part[3], part[4], part[9]
+            restarts[i] += 1
             for total, k in ((steps, 5), (accepted, 6), (rejected, 7), (ascents, 10)):
                 total[i] += part[k]
             products[i] = products[i] + part[8] if products[i] >= 0 else products[i]
-    return tuple(out)
+    return (*out, restarts)
 
 
 def _with_error_control(config, error_control, loss) -> dict:

@@ -38,7 +38,8 @@ class FlowBatch(Sequence):
       as one stacked module.
     - ``status_codes`` (B,): indices into ``gflow.Trajectory`` statuses (``statuses`` gives the names);
       ``steps``, ``accepted_steps``, ``rejected_steps`` (B,), ``rejected_ascent`` (B,) the rejected steps that
-      would have raised the loss; ``hessian_vector_products`` (B,) over the accepted steps, −1 for a solver that uses
+      would have raised the loss, ``time_restarts`` (B,) the continuations in a fresh local time after a step-size
+      underflow (gflow/flow/_solve.py); ``hessian_vector_products`` (B,) over the accepted steps, −1 for a solver that uses
       none; ``wall_time_s`` the batch's time.
     """
 
@@ -53,6 +54,7 @@ class FlowBatch(Sequence):
     accepted_steps: np.ndarray
     rejected_steps: np.ndarray
     rejected_ascent: np.ndarray
+    time_restarts: np.ndarray
     hessian_vector_products: np.ndarray
     wall_time_s: float
     config: dict[str, Any]
@@ -133,6 +135,7 @@ class FlowBatch(Sequence):
         stats = {
             "steps": steps, "accepted_steps": int(self.accepted_steps[i]),
             "rejected_steps": int(self.rejected_steps[i]), "rejected_ascent": int(self.rejected_ascent[i]),
+            "time_restarts": int(self.time_restarts[i]),
             "gradient_evaluations": None if evals is None else int(evals * steps + 1),
             "linear_solves": None if solves is None else int(solves * steps) + products.get("hessian_vector_products", 0),
             **products,
@@ -200,7 +203,7 @@ def last_finite_rows(ys, saved, theta0) -> np.ndarray:
 
 def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics, config) -> FlowBatch:
     """Assemble a FlowBatch from the integrator's outputs (numpy arrays with a leading batch axis)."""
-    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents = out
+    sol_ts, ys, losses_v, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents, restarts = out
     saved = saved_rows(sol_ts)
     codes = status_codes(setup, sol_ts, ys, losses_v, hit_max.astype(bool), succeeded.astype(bool), diverge,
                          underflow.astype(bool))
@@ -208,6 +211,7 @@ def build(setup, losses, models0, theta0, diverge, atol, out, wall, diagnostics,
                      diagnostics=diagnostics, final_params=last_finite_rows(ys, saved, theta0), status_codes=codes,
                      steps=steps.astype(np.int64), accepted_steps=accepted.astype(np.int64),
                      rejected_steps=rejected.astype(np.int64), rejected_ascent=ascents.astype(np.int64),
+                     time_restarts=restarts.astype(np.int64),
                      hessian_vector_products=products.astype(np.int64),
                      wall_time_s=wall, config=dict(config or {}),
                      _losses=losses, _models0=models0, _setup=setup, _succeeded=succeeded.astype(bool),

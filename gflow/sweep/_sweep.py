@@ -62,7 +62,8 @@ from ._run_files import (
     SweepRun,
 )
 
-SOLVE_OPTIONS = ("rtol", "atol", "solver", "save_at", "t0", "stop_loss", "diverge_factor", "diagnostics", "max_steps")
+SOLVE_OPTIONS = ("rtol", "atol", "solver", "save_at", "t0", "stop_loss", "diverge_factor", "diagnostics", "max_steps",
+                 "error_control")
 
 
 # ------------------------------------------------------------------------------------------------ grouping
