@@ -50,7 +50,7 @@ ulp(τ) (a split time: the offset t_stop is kept separately).
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable
 
 import diffrax
 import equinox as eqx
@@ -61,6 +61,8 @@ import optimistix as optx
 
 _U = float(jnp.finfo(jnp.float64).eps) / 2  # unit roundoff of float64
 _ULPS_OF_T = 64  # a step this many float64 spacings of t long or shorter is at the resolution of the time variable
+ROUNDING_DEPTH = 64.0  # ρ = ROUNDING_DEPTH · u · s bounds the rounding of a residual (module docstring)
+LOSS_RTOL_POWER = 0.5  # the residual-space control resolves L to rtol ** LOSS_RTOL_POWER per step (module docstring)
 
 
 class DescentController(diffrax.AbstractAdaptiveStepSizeController):
@@ -74,9 +76,6 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
     resolve_loss: bool = eqx.field(static=True)
     theta_reference: jax.Array | None = None  # where |r| sizes the default floor (the flow's θ0); None: the solve's y0
     step_ts: jax.Array | None = None  # times every step must land on (the save times): saved values are step ends
-
-    ROUNDING_DEPTH: ClassVar[float] = 64.0
-    LOSS_RTOL_POWER: ClassVar[float] = 0.5
 
     @property
     def rtol(self):
@@ -93,37 +92,6 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
     def wrap(self, direction):
         return eqx.tree_at(lambda c: c.controller, self, self.controller.wrap(direction))
 
-    def _reference(self, y0):
-        """What cancels in r besides r itself: 2|label| (|prediction| ≤ |r| + |label|) for a loss that declares its
-        labels (``residual_targets``), else |r(θ0)|, the size of the residuals the flow started from."""
-        if not self.term.is_sum_of_squares:
-            return jnp.zeros(())
-        targets = self.term.residual_targets()
-        if targets is not None:
-            return 2.0 * jnp.abs(targets)
-        return jnp.abs(self.term.residuals(y0 if self.theta_reference is None else self.theta_reference))
-
-    def _loss_and_rounding(self, y, reference, tangent=None):
-        """(L(y), ε(y)) and, when ``tangent`` is given, the scaled residual-space error of J tangent."""
-        if not self.term.is_sum_of_squares:
-            value = self.term.loss_value(y)
-            return value, self.ROUNDING_DEPTH * _U * jnp.abs(value), None
-        if tangent is None:
-            r, jt = self.term.residuals(y), None
-        else:
-            r, jt = jax.jvp(self.term.residuals, (y,), (tangent,))
-        scale = jnp.abs(r) + reference
-        rho = self.ROUNDING_DEPTH * _U * scale
-        value = jnp.sum(r * r)
-        rounding = jnp.sum(2.0 * jnp.abs(r) * rho + rho * rho) + r.size * _U * value
-        if not self.term.loss_is_norm_of_residuals:  # a loss whose __call__ is not ‖r‖² (e.g. ‖r‖² − c)
-            value = self.term.loss_value(y)
-            rounding = rounding + self.ROUNDING_DEPTH * _U * jnp.abs(value)
-        if jt is None:
-            return value, rounding, None
-        floor = self.controller.rtol ** self.LOSS_RTOL_POWER * _norm(r) + _norm(rho)
-        return value, rounding, _norm(jt) / jnp.maximum(floor, jnp.finfo(floor.dtype).tiny)
-
     def _clip(self, t0, t1):
         """t1, or the first of ``step_ts`` after t0 if that comes sooner (a vectorized compare: no loop in the step)."""
         if self.step_ts is None:
@@ -133,8 +101,8 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         t1, inner = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
         t1 = self._clip(t0, t1)
-        reference = self._reference(y0)
-        loss0, rounding0, _ = self._loss_and_rounding(y0, reference)
+        reference = _reference(self.term, y0 if self.theta_reference is None else self.theta_reference)
+        loss0, rounding0, _ = _loss_and_rounding(self.term, y0, reference)
         return t1, (inner, reference, loss0, rounding0, jnp.array(0))
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
@@ -142,7 +110,8 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         finite_y = jnp.all(jnp.isfinite(y1_candidate)) & jnp.all(jnp.isfinite(y_error))
         y1 = jnp.where(finite_y, y1_candidate, y0)  # keep the loss evaluation finite; the step is rejected anyway
         error = jnp.where(finite_y, y_error, 0.0)
-        loss1, rounding1, residual_error = self._loss_and_rounding(y1, reference, error if self.resolve_loss else None)
+        loss1, rounding1, residual_error = _loss_and_rounding(
+            self.term, y1, reference, error if self.resolve_loss else None, self.controller.rtol ** LOSS_RTOL_POWER)
         ascent = finite_y & (loss1 > loss0 + rounding0 + rounding1)
         bad = ~finite_y | ~jnp.isfinite(loss1) | ascent
         if residual_error is not None:
@@ -172,8 +141,36 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         return self.controller.norm(error / scale)
 
 
-def _norm(x):
-    return optx.rms_norm(x)
+def _reference(term, theta0):
+    """What cancels in r besides r itself: 2|label| (|prediction| ≤ |r| + |label|) for a loss that declares its labels
+    (``residual_targets``), else |r(θ0)|, the size of the residuals the flow started from."""
+    if not term.is_sum_of_squares:
+        return jnp.zeros(())
+    targets = term.residual_targets()
+    return jnp.abs(term.residuals(theta0)) if targets is None else 2.0 * jnp.abs(targets)
+
+
+def _loss_and_rounding(term, y, reference, tangent=None, loss_rtol=None):
+    """(L(y), ε(y), None), or with ``tangent`` (and ``loss_rtol``) the scaled residual-space error of J tangent in
+    place of None (module docstring)."""
+    if not term.is_sum_of_squares:
+        value = term.loss_value(y)
+        return value, ROUNDING_DEPTH * _U * jnp.abs(value), None
+    if tangent is None:
+        r, jt = term.residuals(y), None
+    else:
+        r, jt = jax.jvp(term.residuals, (y,), (tangent,))
+    scale = jnp.abs(r) + reference
+    rho = ROUNDING_DEPTH * _U * scale
+    value = jnp.sum(r * r)
+    rounding = jnp.sum(2.0 * jnp.abs(r) * rho + rho * rho) + r.size * _U * value
+    if not term.loss_is_norm_of_residuals:  # a loss whose __call__ is not ‖r‖² (e.g. ‖r‖² − c)
+        value = term.loss_value(y)
+        rounding = rounding + ROUNDING_DEPTH * _U * jnp.abs(value)
+    if jt is None:
+        return value, rounding, None
+    floor = loss_rtol * optx.rms_norm(r) + optx.rms_norm(rho)
+    return value, rounding, optx.rms_norm(jt) / jnp.maximum(floor, jnp.finfo(floor.dtype).tiny)
 
 
 def rejected_ascent(controller_state) -> jax.Array:
@@ -202,7 +199,6 @@ def _rounding_rows(loss, model0, params):
     from ._term import GradientFlowTerm
 
     theta0, static, unravel = flatten(model0)
-    guard = DescentController(diffrax.PIDController(rtol=1e-8, atol=1e-8), GradientFlowTerm(loss, static, unravel),
-                              False, theta0)
-    reference = guard._reference(theta0)
-    return jax.vmap(lambda y: guard._loss_and_rounding(y, reference)[1])(params)
+    term = GradientFlowTerm(loss, static, unravel)
+    reference = _reference(term, theta0)
+    return jax.vmap(lambda y: _loss_and_rounding(term, y, reference)[1])(params)

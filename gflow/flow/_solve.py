@@ -280,19 +280,17 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     _check_solver_fits(setup, loss)
     thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
     diverge, atol = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
+    resolve = resolves_loss(error_control, loss)
     t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
     start = time.perf_counter()
     out = _integrate(loss, model0, setup.solver, setup.controller, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
-                     setup.max_steps, _meter(setup), setup.stop_loss is not None,
-                     resolves_loss(error_control, loss))
-    out = jax.block_until_ready(out)
-    wall = time.perf_counter() - start
-    out = tuple(np.asarray(o)[None] for o in out)
+                     setup.max_steps, _meter(setup), setup.stop_loss is not None, resolve)
+    out = tuple(np.asarray(o)[None] for o in jax.block_until_ready(out))
     losses, models = repeat(loss, 1), repeat(model0, 1)
-    out = _continue_past_underflow(out, losses, models, thetas, setup, diverge, atol, resolves_loss(error_control, loss))
+    out = _continue_past_underflow(out, losses, models, thetas, setup, diverge, atol, resolve)
     wall = time.perf_counter() - start
     return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
-                       _batch_diagnostics(setup, models, out[1]), _with_error_control(config, error_control, loss))[0]
+                       _batch_diagnostics(setup, models, out[1]), _with_error_control(config, resolve))[0]
 
 
 MAX_TIME_RESTARTS = 16  # continuations in a fresh local time per flow (each after a step-size underflow)
@@ -343,9 +341,9 @@ def _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols
     return (*out, restarts)
 
 
-def _with_error_control(config, error_control, loss) -> dict:
+def _with_error_control(config, resolve_loss: bool) -> dict:
     """The caller's config with the error control the solve used ("loss" or "parameters")."""
-    return {"error_control": "loss" if resolves_loss(error_control, loss) else "parameters", **(config or {})}
+    return {"error_control": "loss" if resolve_loss else "parameters", **(config or {})}
 
 
 QUIET_SECONDS = 5.0  # progress="auto" reports only solves that have run longer than this
@@ -438,19 +436,16 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     if mesh is not None:
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
+    resolve = resolves_loss(error_control, take(losses, 0))
     start = time.perf_counter()
     out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, setup.controller, *_shared_args(setup),
                            setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
-                           resolves_loss(error_control, take(losses, 0)), mesh)
-    out = jax.block_until_ready(out)
-    wall = time.perf_counter() - start
-    out = tuple(np.asarray(o)[:n] for o in out)
-    out = _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols,
-                                   resolves_loss(error_control, take(losses, 0)))
+                           resolve, mesh)
+    out = tuple(np.asarray(o)[:n] for o in jax.block_until_ready(out))
+    out = _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve)
     wall = time.perf_counter() - start
     return build_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
-                       _batch_diagnostics(setup, models0, out[1]),
-                       _with_error_control(config, error_control, take(losses, 0)))
+                       _batch_diagnostics(setup, models0, out[1]), _with_error_control(config, resolve))
 
 
 def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
