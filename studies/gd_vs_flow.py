@@ -378,11 +378,11 @@ def save_trajectories(args, problems):
     folder = os.path.join(args.out, "trajectories")
     for name, problem in problems.items():
         r = problem["results"]["symmetric"]
-        r["flow"].save(os.path.join(folder, f"{name}_flow"))
-        r["runs"][0]["traj"].save(os.path.join(folder, f"{name}_gd_eta{r['runs'][0]['eta']:.2e}"))
+        r["flow"].save(os.path.join(folder, f"{name}_flow"), overwrite=True)
+        r["runs"][0]["traj"].save(os.path.join(folder, f"{name}_gd_eta{r['runs'][0]['eta']:.2e}"), overwrite=True)
         for method, traj in problem["methods"].items():
             traj.save(os.path.join(folder, f"{name}_{method.split()[0].lower()}"
-                                   + ("_fresh" if "fresh" in method else "")))
+                                   + ("_fresh" if "fresh" in method else "")), overwrite=True)
 
 
 def _label(ax, xlabel, ylabel, title, legend_size=7):

@@ -849,7 +849,7 @@ def main(argv=None):
     traj_dir = os.path.join(args.out, "trajectories")
     for (lab, T), traj in trajs.items():
         if T == args.lengths[-1]:
-            traj.save(os.path.join(traj_dir, f"projected_{lab}_T{T}"))
+            traj.save(os.path.join(traj_dir, f"projected_{lab}_T{T}"), overwrite=True)
     make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows)
     make_transport_figure(args, g, h)
     config = dict(vars(args))

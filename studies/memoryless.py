@@ -767,9 +767,9 @@ def main(argv=None):
     part_g(args, teacher, checks, results)
     traj_dir = os.path.join(args.out, "trajectories")
     for name in (f"k{args.k}_sigma{args.sigmas[0]:g}_s0", f"k2_sigma{args.sigmas[-1]:g}_s0"):
-        sym_runs[name].save(os.path.join(traj_dir, name))
+        sym_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
     for name in ("residual_s0", f"fig4_identity_eps{min(args.fig4_eps):g}_s0", f"fig4_iid_eps{min(args.fig4_eps):g}_s0"):
-        gen_runs[name].save(os.path.join(traj_dir, name))
+        gen_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
     make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs, curves)
     write_summary(args.out, "memoryless", vars(args), checks, results, started)
     print_checks(checks)

@@ -187,7 +187,7 @@ def main(argv=None):
                 "support_size": an.effective_support_size(m), "steps": traj.stats["steps"]}
             if tol_name == "default":
                 flows[(k, name)] = traj
-                traj.save(os.path.join(args.out, "trajectories", f"k{k}_{name}"))
+                traj.save(os.path.join(args.out, "trajectories", f"k{k}_{name}"), overwrite=True)
     for k, name, _, _ in jobs:
         r = flow_res[(k, name, "default")]
         print(f"  k={k} teacher {name}: L={r['final_loss']:.2e}, tail error vs T1 {r['tail_T1']:.3e}, vs T2 "

@@ -1,13 +1,15 @@
 """Trajectory.save -> gflow.load_trajectory round trip."""
 
+import dataclasses
 import json
 import os
 
 import jax
 import numpy as np
+import pytest
 
 import gflow
-from gflow import analysis as an, initializers
+from gflow import analysis as an, GflowInputError, initializers
 
 
 def test_round_trip(reference_flow, tmp_path):
@@ -62,10 +64,25 @@ def test_round_trip_keeps_half_convention_and_non_default_fields(tmp_path):
     np.testing.assert_array_equal(np.asarray(back.final.transition()), np.asarray(final.transition()))
 
 
-def test_save_overwrites_an_existing_folder(reference_flow, tmp_path):
+def test_save_refuses_an_existing_folder_unless_overwrite(reference_flow, tmp_path):
     path = str(tmp_path / "again")
     reference_flow.save(path)
-    reference_flow.save(path)
-    assert not any(name.startswith(".") for name in os.listdir(path))  # no temporary files left behind
-    np.testing.assert_array_equal(gflow.load_trajectory(path).ts, reference_flow.ts)
+    with pytest.raises(GflowInputError, match=r"again.*already holds a saved trajectory.*overwrite=True"):
+        reference_flow.save(path)
+    shorter = dataclasses.replace(reference_flow, ts=reference_flow.ts[:3], loss=reference_flow.loss[:3],
+                                  params=reference_flow.params[:3],
+                                  diagnostics={k: v[:3] for k, v in reference_flow.diagnostics.items()})
+    assert shorter.save(path, overwrite=True) == path
+    assert sorted(os.listdir(tmp_path)) == ["again"]  # no temporary or replaced folders left behind
+    np.testing.assert_array_equal(gflow.load_trajectory(path).ts, reference_flow.ts[:3])
 
+
+def test_save_never_replaces_a_folder_that_is_not_a_trajectory(reference_flow, tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    for overwrite in (False, True):
+        with pytest.raises(GflowInputError, match="not a saved trajectory folder"):
+            reference_flow.save(str(tmp_path / "mine"), overwrite=overwrite)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    (tmp_path / "empty").mkdir()  # an empty folder holds nothing to lose
+    assert gflow.load_trajectory(reference_flow.save(str(tmp_path / "empty"))).status == reference_flow.status

@@ -5,7 +5,7 @@ containers tagged (``{"tuple": [...]}``, ``{"list": [...]}``, ``{"dict": {...}}`
 every array as ``{"array": "a3"}``, a key of ``model.npz``. Loading resolves classes only inside the ``gflow``
 package (any other name is refused), rebuilds each module field by field without running its ``__init__`` (as
 equinox's own unflattening does, so the stored values are used bit for bit), and reads the arrays with
-``allow_pickle=False``: loading a folder never runs code from it (DESIGN.md, results and provenance).
+``allow_pickle=False``: loading a folder never runs code from it (docs/design.md, "Results and provenance").
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError
+from ._file_reading import read_json, read_npz
 
 FORMAT = "gflow-model/1"
 
@@ -99,15 +100,6 @@ def _decode(node, arrays):
     raise GflowInputError(f"malformed saved model: unknown tag {tag!r}")
 
 
-def read_npz(path: str) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` at ``path``, read without unpickling (an object array is refused)."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except ValueError as e:
-        raise GflowInputError(f"{path} holds pickled objects, which gflow does not load ({e})") from None
-
-
 def save_model(model, folder: str, stem: str = "model") -> tuple[str, str]:
     """Write ``model`` as ``<stem>.json`` and ``<stem>.npz`` in ``folder``; returns the two file names."""
     arrays: dict[str, np.ndarray] = {}
@@ -126,8 +118,13 @@ def load_model(folder: str, stem: str = "model"):
             f"{folder} was written by an older gflow, which stored the model with pickle ({stem}.pkl). gflow no "
             "longer unpickles files, because that runs code from them. If you made this folder yourself, convert it "
             f"once with gflow.results.convert_legacy({folder!r}, trust_pickle=True).")
-    with open(json_path) as f:
-        skeleton = json.load(f)
-    if not isinstance(skeleton, dict) or skeleton.get("format") != FORMAT:
+    if not os.path.isdir(folder):
+        raise GflowInputError(f"{folder!r} is not a folder: pass the folder a model or trajectory was saved to")
+    skeleton = read_json(json_path)
+    if not isinstance(skeleton, dict) or skeleton.get("format") != FORMAT or "tree" not in skeleton:
         raise GflowInputError(f"{json_path} is not a gflow model file (format {FORMAT!r})")
-    return _decode(skeleton["tree"], read_npz(os.path.join(folder, f"{stem}.npz")))
+    arrays = read_npz(os.path.join(folder, f"{stem}.npz"))
+    try:
+        return _decode(skeleton["tree"], arrays)
+    except GflowInputError as e:
+        raise GflowInputError(f"{json_path}: {e}") from None

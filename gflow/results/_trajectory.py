@@ -10,15 +10,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import uuid
 from typing import Any
 
 import numpy as np
 
+from .._checks import GflowInputError
 from ..models._flatten import flatten, unflatten
+from ._file_reading import read_json, read_npz
 from ._json import jsonable
-from ._model_file import load_model, read_npz, save_model
+from ._model_file import load_model, save_model
 from ._provenance import package_versions, provenance
 
+ARRAYS, META = "arrays.npz", "meta.json"
 STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged", "step_size_underflow")
 
 
@@ -57,31 +62,68 @@ class Trajectory:
                 f"wall={self.stats.get('wall_time_s', float('nan')):.2f}s)")
 
     # ------------------------------------------------------------------------------------------------
-    def save(self, path: str) -> str:
-        """Write the trajectory to the folder ``path`` (created if needed); returns ``path``."""
-        os.makedirs(path, exist_ok=True)
+    def save(self, path: str, overwrite: bool = False) -> str:
+        """Write the trajectory to the folder ``path``; returns ``path``.
+
+        An existing folder is refused unless ``overwrite=True``, which replaces a saved trajectory (never a folder
+        of other files). The folder is written beside ``path`` and renamed into place, so a crash mid-save leaves
+        the old trajectory or none, never half of one.
+        """
+        _check_target(path, overwrite)
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        tmp = os.path.join(parent, f".{os.path.basename(os.path.abspath(path))}.saving-{uuid.uuid4().hex[:12]}")
+        os.mkdir(tmp)  # not mkdtemp: its mode 0700 would stay on the renamed folder
+        try:
+            self._write(tmp)
+            _move_into_place(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return path
+
+    def _write(self, folder: str) -> None:
         arrays = {"ts": self.ts, "loss": self.loss, "params": self.params}
         arrays.update({f"diag__{k}": np.asarray(v) for k, v in self.diagnostics.items()})
-        tmp = os.path.join(path, ".arrays.tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        os.replace(tmp, os.path.join(path, "arrays.npz"))
-        save_model(self.final, path)
+        np.savez_compressed(os.path.join(folder, ARRAYS), **arrays)
+        save_model(self.final, folder)
         meta = {"status": self.status, "message": self.message, "stats": self.stats, "config": self.config,
                 "convention": self.convention, "versions": package_versions(), "provenance": provenance()}
-        with open(os.path.join(path, "meta.json"), "w") as f:
+        with open(os.path.join(folder, META), "w") as f:
             json.dump(jsonable(meta), f, indent=2, default=str)
-        return path
 
     @classmethod
     def load(cls, path: str) -> "Trajectory":
         final = load_model(path)  # first: a folder from an older gflow gets its conversion hint
-        arrays = read_npz(os.path.join(path, "arrays.npz"))
-        with open(os.path.join(path, "meta.json")) as f:
-            meta = json.load(f)
+        arrays = read_npz(os.path.join(path, ARRAYS))
+        meta = read_json(os.path.join(path, META))
         diags = {k[len("diag__"):]: v for k, v in arrays.items() if k.startswith("diag__")}
         return cls(ts=arrays["ts"], loss=arrays["loss"], diagnostics=diags, params=arrays["params"],
                    final=final, stats=meta["stats"], status=meta["status"], message=meta.get("message", ""),
                    config=meta["config"])
+
+
+def _check_target(path: str, overwrite: bool) -> None:
+    """Refuse to save over an existing folder unless ``overwrite``, and never over one that is not a trajectory."""
+    if not os.path.lexists(path) or (os.path.isdir(path) and not os.listdir(path)):
+        return
+    if not os.path.isdir(path) or not os.path.exists(os.path.join(path, META)):
+        raise GflowInputError(f"cannot save a trajectory to {path!r}: it exists and is not a saved trajectory "
+                              "folder (no meta.json); choose another path")
+    if not overwrite:
+        raise GflowInputError(f"{path!r} already holds a saved trajectory; pass overwrite=True to replace it, or "
+                              "choose another path")
+
+
+def _move_into_place(tmp: str, path: str) -> None:
+    """Rename the written folder ``tmp`` to ``path``; an old folder there is moved aside first, then deleted."""
+    if not os.path.lexists(path):
+        os.replace(tmp, path)
+        return
+    old = tmp + "-old"
+    os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old)
 
 
 def load_trajectory(path: str) -> Trajectory:
