@@ -305,25 +305,11 @@ RECOMPUTED = collections.Counter()  # why cached results were not reused, report
 def cached(out, name, config, compute):
     """The result of ``compute()`` stored in OUT/runs/NAME.json; reused when the file holds the same config and was
     made by the same code (gflow's source hash and this study's file), else recomputed and counted by reason."""
-    path = os.path.join(out, "runs", f"{name}.json")
-    config, code = jsonable(config), code_identity()
-    if os.path.exists(path):
-        with open(path) as f:
-            stored = json.load(f)
-        if stored.get("config") != config:
-            RECOMPUTED["another configuration"] += 1
-        elif stored.get("code") != code:
-            changed = [k for k in code if (stored.get("code") or {}).get(k) != code[k]]
-            RECOMPUTED[f"made by other code ({', '.join(changed)} changed)"] += 1
-        else:
-            return stored["result"], True
-    result = jsonable(compute())
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        json.dump({"config": config, "code": code, "provenance": jsonable(gflow.results.provenance()),
-                   "result": result}, f)
-    os.replace(path + ".tmp", path)
-    return result, False
+    result, why = gflow.results.cached_json(os.path.join(out, "runs", f"{name}.json"), config, code_identity(),
+                                            compute)
+    if why not in (None, "missing"):
+        RECOMPUTED[why] += 1
+    return result, why is None
 
 
 def _floats(x):
@@ -357,7 +343,7 @@ def run_a(args, teacher, x_test, y_test, scale, k, seed, memory):
                                    key=jax.random.key(3000 + seed), save_at=12, progress=False,
                                    config={"study": "gru_extrapolation", "part": "A", "k_g": k, "seed": seed,
                                            "teacher_memory": memory})
-    traj.save(os.path.join(args.out, "trajectories", f"gru_m{memory}_k{k}_s{seed}"))
+    traj.save(os.path.join(args.out, "trajectories", f"gru_m{memory}_k{k}_s{seed}"), overwrite=True)
     y = _outputs(traj.final, x_test)
     errors = linf_errors(y, y_test, k, scale)
     return {"k": k, "seed": seed, "status": traj.status, "final_loss": float(traj.loss[-1]),

@@ -27,14 +27,13 @@ Example:  python studies/moment_pairs.py --quick --out out/moment_pairs
 from __future__ import annotations
 
 import os
-import time
 
 import jax
 import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, exit_code, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -42,28 +41,26 @@ SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/moment_pairs", "output folder for figures, trajectories, summary.json",
                       "fewer random students and a shorter flow")
-    p.add_argument("--students", type=int, default=None, help="random students for the equal-loss check, split "
-                   "as evenly as possible over the three kinds (default 200; quick: 20)")
+    p.add_argument("--students", type=int, default=QuickFull(200, quick=20), help="random students for the "
+                   "equal-loss check, split as evenly as possible over the three kinds")
     p.add_argument("--d", type=int, default=8, help="student dimension for the flows (d > k)")
     p.add_argument("--eps", type=float, default=1e-3, help="balanced initialization scale of the flows")
-    p.add_argument("--t1", type=float, default=None, help="flow horizon (default 1e6; quick: 1e4)")
+    p.add_argument("--t1", type=float, default=QuickFull(1e6, quick=1e4), help="flow horizon")
     p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; the flows are repeated at rtol/100")
     p.add_argument("--horizon", type=int, default=100, help="tail window [k, horizon) of the extrapolation error")
     p.add_argument("--extrapolation-threshold", type=float, default=1e-2,
                    help="tail error below which a k = 2d̂ + 1 student counts as extrapolating (our choice)")
-    p.add_argument("--general-d-hat", type=int, nargs="+", default=None,
-                   help="further d̂ for the general pair construction (default 3 4; quick: 3)")
+    p.add_argument("--general-d-hat", type=int, nargs="+", default=QuickFull([3, 4], quick=[3]),
+                   help="further d̂ for the general pair construction")
     p.add_argument("--prop3-teacher-dim", type=int, default=5, help="d̂ of the balanced teacher in Part 2")
     p.add_argument("--prop3-k", type=int, default=8, help="training length k of the Prop. 3 student (k <= 2d̂ here)")
     p.add_argument("--prop3-d", type=int, default=14, help="student dimension d > k of the Prop. 3 student")
-    p.add_argument("--lemma7-tails", type=int, default=None,
-                   help="random tails for the Lemma 7 check at k = 2d̂ + 1 (default 100; quick: 20)")
+    p.add_argument("--lemma7-tails", type=int, default=QuickFull(100, quick=20),
+                   help="random tails for the Lemma 7 check at k = 2d̂ + 1")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    args.students = args.students or (20 if args.quick else 200)
-    args.t1 = args.t1 or (1e4 if args.quick else 1e6)
-    args.general_d_hat = args.general_d_hat or ([3] if args.quick else [3, 4])
-    args.lemma7_tails = args.lemma7_tails or (20 if args.quick else 100)
+    p.require_positive(args, "d", "horizon", "prop3_teacher_dim", "prop3_k", "lemma7_tails", "general_d_hat", "t1",
+                       "eps", "rtol")
     if args.prop3_d <= args.prop3_k:
         p.error("--prop3-d must exceed --prop3-k (Proposition 3 needs d > k)")
     if args.students < len(KINDS):
@@ -127,52 +124,66 @@ def run_flows(jobs, args, rtol):
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    checks, results = [], {}
-    key = jax.random.key(args.seed)
+    return run_study("moment_pairs", parse_args, science, argv)
 
-    # ---------------------------------------------------------------------------------- Part 1: the d̂ = 2 pair
+
+D_HAT = 2  # the pair of Lemma A.1 that Part 1 trains on
+SRC_PAIR = f"{SOURCE}, Lemma A.1 / Cor. A.2 (spec 000 §1.4e, §6 P8)"
+SRC_ACC = f"{SOURCE}, App. D (accumulating loss, weights k − i; spec 000 §6 P16)"
+
+
+def science(args, checks, results):
+    T1, T2, students, h_gap = part_1_pair(args, checks, results)
+    flows = part_1_flows(args, T1, T2, h_gap, checks, results)
+    part_1b_general_pairs(args, students, checks, results)
+    teacher, student = part_2_prop3(args, checks, results)
+    part_2_lemma7(args, teacher, checks, results)
+    make_figures(args, T1, T2, flows, teacher, student, args.prop3_k, args.prop3_d)
+
+
+def part_1_pair(args, checks, results):
+    """Part 1: the d̂ = 2 moment-matched pair, its impulse responses and equal losses on random students."""
     T1, T2 = teachers.moment_matched_pair()
-    d_hat = 2
-    H = args.horizon
+    d_hat, H = D_HAT, args.horizon
     w1, w2 = np.asarray(T1.impulse_response(H)), np.asarray(T2.impulse_response(H))
     print(f"moment_pairs: d̂ = 2 pair, IRs {np.round(w1[:5], 6)} and {np.round(w2[:5], 6)}", flush=True)
-    students = random_students(key, args.students, args.d)
+    students = random_students(jax.random.key(args.seed), args.students, args.d)
     n_students = sum(int(np.shape(b.B)[0]) for b in students.values())
     worst, gap_next = pair_identity((T1, T2), students, d_hat)
     worst_acc, gap_next_acc = pair_identity((T1, T2), students, d_hat, "accumulating")
     h_gap = abs(w1[2 * d_hat - 1] - w2[2 * d_hat - 1])
     agree = float(np.max(np.abs(w1[:2 * d_hat - 1] - w2[:2 * d_hat - 1])))
     max_abs_a = float(max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))))
-    src_pair = f"{SOURCE}, Lemma A.1 / Cor. A.2 (spec 000 §1.4e, §6 P8)"
     checks += [
-        check("d̂=2 pair: impulse responses agree for j <= 2d̂-2 = 2 (to rounding; by construction)", src_pair, agree,
+        check("d̂=2 pair: impulse responses agree for j <= 2d̂-2 = 2 (to rounding; by construction)", SRC_PAIR, agree,
               1e-15, agree <= 1e-15, kind="sanity", predictions=["000-P8"]),
-        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the spec's hand-computed 0.1875 (arithmetic)", src_pair, float(h_gap),
+        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the spec's hand-computed 0.1875 (arithmetic)", SRC_PAIR, float(h_gap),
               0.1875, abs(h_gap - 0.1875) <= 1e-14, kind="sanity", predictions=["000-P8"]),
         check(f"d̂=2 pair: identical losses for every k <= 3 on {n_students} random students (max relative "
-              "difference; an identity once the IRs agree on j <= 2)", src_pair, worst, 1e-12, worst <= 1e-12,
+              "difference; an identity once the IRs agree on j <= 2)", SRC_PAIR, worst, 1e-12, worst <= 1e-12,
               kind="sanity", predictions=["000-P8"]),
         check(f"d̂=2 pair: at k = 2d̂ = 4 the losses differ on each of the {n_students} students (min relative gap; "
-              "generic once ŵ_3 ≠ ŵ'_3)", src_pair, float(gap_next), 1e-6, gap_next > 1e-6, kind="sanity",
+              "generic once ŵ_3 ≠ ŵ'_3)", SRC_PAIR, float(gap_next), 1e-6, gap_next > 1e-6, kind="sanity",
               predictions=["000-P8"]),
         check("both teachers are balanced (B̂ = Ĉᵀ), stable (max|Â| <= 1) and non-degenerate (Ĉ B̂ = 1): the "
-              "construction; value max|Â|", src_pair, max_abs_a, 1.0,
+              "construction; value max|Â|", SRC_PAIR, max_abs_a, 1.0,
               max_abs_a <= 1.0 and abs(w1[0] - 1) < 1e-14 and abs(w2[0] - 1) < 1e-14
               and float(an.balance_ratio(T1)) == 0.0 and float(an.balance_ratio(T2)) == 0.0, kind="sanity",
               predictions=["000-P8"]),
     ]
-    src_acc = f"{SOURCE}, App. D (accumulating loss, weights k − i; spec 000 §6 P16)"
     checks.append(check(f"accumulating loss: identical losses for every k <= 3 on the same {n_students} students "
                         "(max relative difference) and different at k = 4 (an identity, as for the uniform loss)",
-                        src_acc, worst_acc, 1e-12, worst_acc <= 1e-12 and gap_next_acc > 1e-6, kind="sanity",
+                        SRC_ACC, worst_acc, 1e-12, worst_acc <= 1e-12 and gap_next_acc > 1e-6, kind="sanity",
                         min_gap_k_4=gap_next_acc, predictions=["000-P16"]))
     results["pair"] = {"atoms": [np.asarray(T1.A), np.asarray(T2.A)], "weights": [np.asarray(T1.B) ** 2,
                        np.asarray(T2.B) ** 2], "ir": [w1[:8], w2[:8]], "max_relative_loss_difference_k_le_3": worst,
                        "min_relative_loss_gap_k_4": gap_next, "w1_teachers": an.wasserstein1(T1, T2)}
+    return T1, T2, students, h_gap
 
+
+def part_1_flows(args, T1, T2, h_gap, checks, results):
+    """Part 1: gradient flows on the pair at k = 2d̂ − 1 (cannot tell them apart) and k = 2d̂ + 1 (extrapolates)."""
+    d_hat, H = D_HAT, args.horizon
     # gradient flows: k = 3 (= 2d̂ − 1) and k = 5 (= 2d̂ + 1), each teacher, rtol and rtol/100; the
     # accumulating-loss flows (App. D) are named "T1acc", "T2acc"
     flows, flow_res = {}, {}
@@ -203,7 +214,7 @@ def main(argv=None):
     tol_diff = max(abs(a - b) for a, b in zip(long_tails, long_tails_tight))
     checks += [
         check(f"k = {k_short}: the gradient flows for the two teachers coincide (max relative parameter difference; "
-              "the two losses are the same function, so this guards the solver)", src_pair, same_path, 1e-8,
+              "the two losses are the same function, so this guards the solver)", SRC_PAIR, same_path, 1e-8,
               same_path <= 1e-8, kind="sanity", predictions=["000-P8"]),
         check(f"k = {k_short} = 2d̂ − 1: gradient flow from one balanced start (d = {args.d}, ε = {args.eps:g}, "
               f"t1 = {args.t1:g}) reaches L <= 1e-10 for both teachers (max final loss): the zero-loss point of "
@@ -219,7 +230,7 @@ def main(argv=None):
               max(long_tails) <= args.extrapolation_threshold, kind="prediction", tight_rtol=max(long_tails_tight),
               predictions=["000-P6"]),
         check(f"k = {k_long} tail errors agree between rtol and rtol/100 (absolute difference <= 1e-3 of the "
-              "threshold)", "tolerance check (DESIGN.md)", tol_diff, 1e-3 * args.extrapolation_threshold,
+              "threshold)", "tolerance check (docs/design.md)", tol_diff, 1e-3 * args.extrapolation_threshold,
               tol_diff <= 1e-3 * args.extrapolation_threshold, kind="sanity", predictions=["000-P6"]),
     ]
     same_acc = float(np.max(np.abs(flows[(k_short, "T1acc")].params - flows[(k_short, "T2acc")].params))
@@ -227,17 +238,22 @@ def main(argv=None):
     acc_tails = [flow_res[(k_long, n + "acc", "default")][f"tail_{n}"] for n in ("T1", "T2")]
     checks += [
         check(f"accumulating loss, k = {k_short}: the flows for the two teachers coincide (max relative parameter "
-              "difference; same loss function, a solver guard)", src_acc, same_acc, 1e-8, same_acc <= 1e-8,
+              "difference; same loss function, a solver guard)", SRC_ACC, same_acc, 1e-8, same_acc <= 1e-8,
               kind="sanity", predictions=["000-P16"]),
         check(f"accumulating loss, k = {k_long} > 2d̂: the balanced students trained on each teacher extrapolate, "
               f"max tail error on [{k_long}, {H}) over both teachers <= {args.extrapolation_threshold:g} "
-              "(our threshold)", src_acc, max(acc_tails), args.extrapolation_threshold,
+              "(our threshold)", SRC_ACC, max(acc_tails), args.extrapolation_threshold,
               max(acc_tails) <= args.extrapolation_threshold, kind="prediction", predictions=["000-P16"]),
     ]
     results["flows"] = {f"k{k}_{n}_{t}": v for (k, n, t), v in flow_res.items()}
     results["flows"]["same_path_relative_difference"] = same_path
+    return flows
 
-    # ------------------------------------------------------------------ Part 1b: the general construction
+
+def part_1b_general_pairs(args, students, checks, results):
+    """Part 1b: the general construction of Lemma A.1 for further d̂."""
+    H = args.horizon
+    n_students = sum(int(np.shape(b.B)[0]) for b in students.values())
     results["general_pairs"] = {}
     for dh in args.general_d_hat:
         A, B = teachers.moment_matched_pair(dh)
@@ -255,10 +271,13 @@ def main(argv=None):
         print(f"  d̂={dh} pair: agree to {agree_g:.1e} for j <= {2 * dh - 2}, differ by {differ_g:.4g} at "
               f"j = {2 * dh - 1}; loss difference {worst_g:.1e}", flush=True)
 
-    # ------------------------------------------------------------------------- Part 2: Proposition 3, Lemma 7
+
+def part_2_prop3(args, checks, results):
+    """Part 2: Prop. 3's zero-loss student with a prescribed wrong tail on [k, d)."""
+    H = args.horizon
     teacher = teachers.balanced(jax.random.key(args.seed), args.prop3_teacher_dim)
     k, d = args.prop3_k, args.prop3_d
-    student = teachers.vandermonde_student(teacher, k, d, key=jax.random.fold_in(key, 7))
+    student = teachers.vandermonde_student(teacher, k, d, key=jax.random.fold_in(jax.random.key(args.seed), 7))
     scale = float(np.sum(np.asarray(teacher.impulse_response(H))[:k] ** 2))
     loss_p3 = float(gflow.PopulationLoss(teacher, k)(student)) / scale
     h, w = np.asarray(student.impulse_response(H)), np.asarray(teacher.impulse_response(H))
@@ -271,7 +290,17 @@ def main(argv=None):
         check("Prop. 3 student: the impulse response is off by the prescribed 1 on j = k..d-1 (max error >= 0.99; "
               "by construction)", src_p3, tail_p3, 0.99, tail_p3 >= 0.99, kind="sanity", predictions=["000-P9"]),
     ]
-    # Lemma 7: for k > 2d̂ every zero-loss student whose IR deviates somewhere must be unbalanced (a g_i < 0)
+    results["prop3"] = {"teacher_dim": args.prop3_teacher_dim, "k": k, "d": d, "relative_loss": loss_p3,
+                        "tail_error_k_to_d": tail_p3, "weights": weights, "negative_weights": int(np.sum(weights < 0))}
+    print(f"  Prop. 3: relative loss {loss_p3:.1e}, tail error on [k, d) {tail_p3:.3f}, "
+          f"{int(np.sum(weights < 0))} negative weights", flush=True)
+    return teacher, student
+
+
+def part_2_lemma7(args, teacher, checks, results):
+    """Part 2: Lemma 7: for k > 2d̂ every zero-loss student whose IR deviates somewhere must be unbalanced (a
+    g_i < 0)."""
+    H = args.horizon
     k7 = 2 * args.prop3_teacher_dim + 1
     d7 = k7 + 4
     rng = np.random.default_rng(args.seed)
@@ -286,19 +315,8 @@ def main(argv=None):
                         "constructed students, a moment identity)",
                         f"{SOURCE}, Lemma 7 (balanced + L = 0 + k > 2d̂ ⇒ extrapolation)", worst_min, 0.0,
                         worst_min < 0.0, kind="sanity", predictions=["000-P6", "000-P9"]))
-    results["prop3"] = {"teacher_dim": args.prop3_teacher_dim, "k": k, "d": d, "relative_loss": loss_p3,
-                        "tail_error_k_to_d": tail_p3, "weights": weights,
-                        "negative_weights": int(np.sum(weights < 0)), "lemma7_k": k7, "lemma7_d": d7,
-                        "lemma7_min_weights": min_weights}
-    print(f"  Prop. 3: relative loss {loss_p3:.1e}, tail error on [k, d) {tail_p3:.3f}, "
-          f"{int(np.sum(weights < 0))} negative weights; Lemma 7 at k={k7}: largest min weight {worst_min:.3g}",
-          flush=True)
-
-    make_figures(args, T1, T2, flows, teacher, student, k, d)
-    write_summary(args.out, "moment_pairs", vars(args), checks, results, started)
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(checks)
+    results["prop3"].update(lemma7_k=k7, lemma7_d=d7, lemma7_min_weights=min_weights)
+    print(f"  Lemma 7 at k={k7}: largest min weight {worst_min:.3g}", flush=True)
 
 
 def make_figures(args, T1, T2, flows, teacher, student, k, d):

@@ -1,8 +1,9 @@
 """What a run produced: :class:`Trajectory` (one flow or discrete run), :class:`FlowBatch` (many flows), and the
-files they are saved to (DESIGN.md, trajectories)."""
+files they are saved to (docs/design.md, "Results and provenance")."""
 
+from ._cache import cached_json as cached_json
 from ._flow_batch import FlowBatch as FlowBatch
-from ._json import jsonable as jsonable
+from ._json import jsonable as jsonable, write_json_atomic as write_json_atomic, write_text_atomic as write_text_atomic
 from ._legacy import convert_legacy as convert_legacy
 from ._model_file import load_model as load_model, save_model as save_model
 from ._provenance import (

@@ -1,8 +1,11 @@
-"""Plain-JSON versions of results (numpy scalars and arrays, non-finite floats) for summary files."""
+"""Plain-JSON versions of results (numpy scalars and arrays, non-finite floats) for summary files, and the one
+atomic JSON writer every summary, record and cache file goes through."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
 
@@ -23,3 +26,18 @@ def jsonable(x):
     if isinstance(x, np.bool_):
         return bool(x)
     return x
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through ``path.tmp`` and ``os.replace``: a reader sees the old file or the new
+    one, never half of one."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def write_json_atomic(path: str, obj, *, indent: int | None = 2, ensure_ascii: bool = True,
+                      final_newline: bool = False) -> None:
+    """Write ``jsonable(obj)`` as JSON to ``path`` atomically (:func:`write_text_atomic`)."""
+    text = json.dumps(jsonable(obj), indent=indent, ensure_ascii=ensure_ascii)
+    write_text_atomic(path, text + ("\n" if final_newline else ""))

@@ -12,6 +12,7 @@ import os
 import pickle
 
 from .._checks import GflowInputError
+from ._json import write_json_atomic
 from ._model_file import save_model
 
 # (old pickle, new stem): a trajectory folder's model, a sweep run's final model
@@ -65,6 +66,4 @@ def _update_checksums(folder: str, old: str, stem: str) -> None:
     for name in (f"{stem}.json", f"{stem}.npz"):
         files[name] = file_sha256(os.path.join(folder, name))
     meta["files"] = dict(sorted(files.items()))
-    with open(run_file + ".tmp", "w") as f:
-        json.dump(meta, f, indent=1)
-    os.replace(run_file + ".tmp", run_file)
+    write_json_atomic(run_file, meta, indent=1)

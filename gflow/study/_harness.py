@@ -1,39 +1,32 @@
-"""What every study shares: its argument parser, the summary.json format of DESIGN.md, the result file a full run
-records for VALIDATION.md (issue 15), check printing and figure saving."""
+"""What every study's run shares around its science (:func:`run_study`): the output folder, the clock, the
+summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), check printing,
+the exit code, and figure saving."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import time
 
-from ..results import jsonable, package_versions, provenance
+from ..results import jsonable, package_versions, provenance, write_json_atomic
 from ._check import exit_code, KINDS
-from ._record import default_results_dir, note_code_at_start, record_result
+from ._record import record_result
 
 
-def study_parser(doc: str, out: str, out_help: str, quick_help: str) -> argparse.ArgumentParser:
-    """Every study's parser starts alike: its docstring's first paragraph as ``--help``, defaults shown,
-    ``--out`` (default ``out``), ``--quick`` and ``--record``; notes the study's code hash as it starts."""
-    note_code_at_start()
-    p = argparse.ArgumentParser(description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", default=out, help=out_help)
-    p.add_argument("--quick", action="store_true",
-                   help=quick_help + "; a smoke test of every code path: prediction checks may fail or stay "
-                        "inconclusive (too few seeds), only an error or a failed sanity check makes it exit non-zero")
-    p.add_argument("--record", default=default_results_dir(), metavar="DIR",
-                   help="where a full (not --quick) run writes its small result file <study>.json for "
-                        "studies/validation.py (default: validation/results of this checkout); '' to not record")
-    return p
-
-
-def dask_option(p: argparse.ArgumentParser) -> None:
-    """``--dask SPEC`` for a study that runs sweeps: where to run them (:func:`gflow.sweep.dask_executor`)."""
-    p.add_argument("--dask", default=None, metavar="SPEC",
-                   help="run the sweeps on Dask (needs gflow[distributed]): 'local:N' for N worker processes on this "
-                        "machine, a scheduler address (tcp://host:8786) or a scheduler file (.json); default: in this "
-                        "process")
+def run_study(name: str, parse_args, science, argv=None) -> int:
+    """A study's start and end around its science: parse ``argv`` with ``parse_args`` (an argument error exits
+    through argparse), create ``--out``, start the clock, call ``science(args, checks, results)`` — it appends its
+    checks, fills ``results`` and may return entries that extend the configuration in summary.json — then write
+    summary.json (and a full run's result record), print the checks and return the exit code (:func:`exit_code`).
+    A script's ``main(argv=None)`` is ``return run_study("<study>", parse_args, science, argv)``."""
+    started = time.time()
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    checks, results = [], {}
+    config = {**vars(args), **(science(args, checks, results) or {})}
+    summary = write_summary(args.out, name, config, checks, results, started)
+    print_checks(checks)
+    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
+    return exit_code(summary["checks"])
 
 
 def write_summary(out: str, study: str, config: dict, checks: list[dict], results: dict, started: float) -> dict:
@@ -43,7 +36,7 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
                "wall_time_s": time.time() - started, "checks": checks, "results": jsonable(results),
                "all_passed": all(c["status"] == "pass" for c in checks),
                "sanity_passed": exit_code(checks) == 0}
-    _write_json(os.path.join(out, "summary.json"), summary)
+    write_json_atomic(os.path.join(out, "summary.json"), summary)
     if config.get("record") and not config.get("quick"):
         path = record_result(config["record"], summary)
         print(f"recorded {len(checks)} checks in {path} (python studies/validation.py rebuilds VALIDATION.md)")
@@ -66,12 +59,6 @@ def print_checks(checks: list[dict]) -> None:
 
 def _fmt(v):
     return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
-def _write_json(path: str, obj) -> None:
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f, indent=2)
-    os.replace(path + ".tmp", path)
 
 
 def save_figure(fig, out: str, name: str) -> str:

@@ -14,12 +14,12 @@ import os
 import sys
 import time
 
-from ..results import jsonable
+from ..results import write_json_atomic
 from ..results._provenance import PACKAGE_DIR
 
 
 def _running_studies_dir() -> str | None:
-    """The ``studies/`` folder of the script being run (``python studies/x.py``), or None."""
+    """The ``studies/`` folder of the script being run (``python studies/<study>.py``), or None."""
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     folder = os.path.dirname(os.path.abspath(main)) if main else None
     return folder if folder and os.path.basename(folder) == "studies" else None
@@ -91,10 +91,7 @@ def record_result(folder: str, summary: dict, studies_dir: str | None = None) ->
               "provenance": summary["provenance"], "checks": summary["checks"]}
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{study}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(jsonable(result), f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    write_json_atomic(path, result, indent=1, ensure_ascii=False, final_newline=True)
     return path
 
 

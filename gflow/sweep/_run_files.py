@@ -1,6 +1,6 @@
 """One run of a sweep on disk: ``out/runs/<name>/`` written atomically (temporary folder, then ``os.replace``),
 with ``run.json`` last, holding the SHA-256 of every other file; loaded only when complete and uncorrupted
-(gflow/sweep/_sweep.py, module docstring)."""
+(gflow/sweep/_sweep.py, module docstring). Reuse is decided like every cached result's (gflow/results/_cache.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import numpy as np
 
 from .._checks import GflowInputError
 from ..models._flatten import flatten
+from ..results._cache import cache_record, CORRUPT, MISSING as MISSING, why_stale
 from ..results._json import jsonable
 from ..results._legacy import file_sha256
 from ..results._model_file import load_model, read_npz, save_model
-from ..results._provenance import package_versions, provenance
+from ..results._provenance import package_versions
 from ..results._trajectory import Trajectory
 from ._grid import _canonical_json
 from ._lock import process_alive
@@ -100,9 +101,6 @@ def _short(v) -> str:
     return str(v)
 
 
-MISSING = "missing"
-
-
 def _load_run(path: str, identity: dict, name: str, code: dict | None = None) -> tuple[SweepRun | None, str | None]:
     """(the run stored in ``path``, None) if it is complete, uncorrupted, matches ``identity`` and, when ``code`` is
     given, was made by that code (gflow's source hash, the build and record functions: a resume without ``record``
@@ -114,22 +112,18 @@ def _load_run(path: str, identity: dict, name: str, code: dict | None = None) ->
     try:
         with open(os.path.join(path, RUN_FILE)) as f:
             meta = json.load(f)
-        if meta.get("identity") != json.loads(_canonical_json(identity, "run")):
-            return None, "another configuration under the same name"
-        if code is not None:  # a key whose hash is None (no record function given, no source) is not compared
-            stored = meta.get("code") or {}
-            changed = [k for k, h in code.items() if h is not None and stored.get(k) != h]
-            if changed:
-                return None, f"made by other code ({', '.join(changed)} changed)"
+        stale = why_stale(meta, json.loads(_canonical_json(identity, "run")), code)
+        if stale:
+            return None, stale
         files = meta["files"]
         if sorted(files) != _files_under(path):
-            return None, "incomplete or corrupt"
+            return None, CORRUPT
         for rel, digest in files.items():
             if file_sha256(os.path.join(path, rel)) != digest:
-                return None, "incomplete or corrupt"
+                return None, CORRUPT
         arrays = read_npz(os.path.join(path, ARRAYS_FILE))
     except (OSError, ValueError, KeyError, TypeError, EOFError):  # GflowInputError is a ValueError
-        return None, "incomplete or corrupt"
+        return None, CORRUPT
     record = {k[len(_RECORD_PREFIX):]: v for k, v in arrays.items() if k.startswith(_RECORD_PREFIX)}
     arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
     return SweepRun(config=identity["config"], name=name, path=path, status=meta["status"],
@@ -152,10 +146,9 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
     save_model(traj.final, tmp, FINAL_STEM)
     if keep_trajectory:
         traj.save(os.path.join(tmp, TRAJECTORY_DIR))
-    meta = {"identity": identity, "status": traj.status, "message": traj.message, "stats": traj.stats,
-            "program_size": program_size,
-            "flow_config": traj.config, "versions": package_versions(), "code": code, "provenance": provenance(),
-            "files": {rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)}}
+    meta = cache_record(identity, code, status=traj.status, message=traj.message, stats=traj.stats,
+                        program_size=program_size, flow_config=traj.config, versions=package_versions(),
+                        files={rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)})
     with open(os.path.join(tmp, RUN_FILE), "w") as f:
         json.dump(jsonable(meta), f, indent=1, default=str)
         f.flush()

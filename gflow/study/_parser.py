@@ -1,0 +1,63 @@
+"""Every study's command line: ``--out``, ``--quick``, ``--record`` and ``--help`` from its docstring; defaults that
+differ under ``--quick`` (:class:`QuickFull`) resolved after parsing; the study's own checks of its arguments turned
+into argparse errors that name the flag (``error: --teacher-dim must be >= 1, got 0``), not tracebacks."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._checks import GflowInputError
+from ._quick_full import resolve_quick_full
+from ._record import default_results_dir, note_code_at_start
+
+
+class StudyParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that, after parsing, resolves :class:`QuickFull` defaults and runs ``validate(args)``:
+    a :class:`GflowInputError` it raises (its message names the flag) exits like any argparse error."""
+
+    def __init__(self, *a, validate=None, **kw):
+        super().__init__(*a, **kw)
+        self.validate = validate
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, rest = super().parse_known_args(args, namespace)
+        resolve_quick_full(parsed)
+        if self.validate is not None:
+            try:
+                self.validate(parsed)
+            except GflowInputError as e:
+                self.error(str(e))
+        return parsed, rest
+
+    def require_positive(self, args, *names: str) -> None:
+        """An argparse error naming the flag (``--teacher-dim must be positive, got 0``) unless each argument of
+        ``names`` (``dest`` names; every value of a list) is > 0."""
+        for name in names:
+            value = getattr(args, name)
+            if not all(v > 0 for v in (value if isinstance(value, list) else [value])):
+                self.error(f"--{name.replace('_', '-')} must be positive, got {value}")
+
+
+def study_parser(doc: str, out: str, out_help: str, quick_help: str, *, validate=None) -> StudyParser:
+    """Every study's parser starts alike: its docstring's first paragraph as ``--help``, defaults shown,
+    ``--out`` (default ``out``), ``--quick`` and ``--record``; notes the study's code hash as it starts.
+    ``validate(args)`` checks the parsed arguments (raise :class:`GflowInputError` naming the flag)."""
+    note_code_at_start()
+    p = StudyParser(description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                    validate=validate)
+    p.add_argument("--out", default=out, help=out_help)
+    p.add_argument("--quick", action="store_true",
+                   help=quick_help + "; a smoke test of every code path: prediction checks may fail or stay "
+                        "inconclusive (too few seeds), only an error or a failed sanity check makes it exit non-zero")
+    p.add_argument("--record", default=default_results_dir(), metavar="DIR",
+                   help="where a full (not --quick) run writes its small result file <study>.json for "
+                        "studies/validation.py (default: validation/results of this checkout); '' to not record")
+    return p
+
+
+def dask_option(p: argparse.ArgumentParser) -> None:
+    """``--dask SPEC`` for a study that runs sweeps: where to run them (:func:`gflow.sweep.dask_executor`)."""
+    p.add_argument("--dask", default=None, metavar="SPEC",
+                   help="run the sweeps on Dask (needs gflow[distributed]): 'local:N' for N worker processes on this "
+                        "machine, a scheduler address (tcp://host:8786) or a scheduler file (.json); default: in this "
+                        "process")
