@@ -71,7 +71,7 @@ import gflow
 from gflow import GflowInputError, initializers, teachers
 from gflow.objectives import nonlinear_teachers as nt
 from gflow.results import jsonable
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
@@ -103,77 +103,60 @@ def parse_args(argv=None):
                    help="A: seed 000 Fig. 2 (GRU teacher, k_g sweep); B: seed 001 Figs. 1, 2, 5")
     a = p.add_argument_group("part A (seed 000 Fig. 2)")
     a.add_argument("--teacher-dim", type=int, default=10, help="GRU teacher hidden size d̂_g (paper: 10)")
-    a.add_argument("--teacher-memory", type=int, default=None,
+    a.add_argument("--teacher-memory", type=int, default=QuickFull(None, quick=3),
                    help="memory m of the GRU teacher: its fit target is the damped oscillation delayed by m steps, "
-                        "so the teacher is revealed after m steps (ours, the paper does not give its target; default "
-                        "m = d̂_g, like the paper's linear teachers of dimension d̂ revealed after d̂ steps; quick 3; "
+                        "so the teacher is revealed after m steps (ours, the paper does not give its target; None: "
+                        "m = d̂_g, like the paper's linear teachers of dimension d̂ revealed after d̂ steps; "
                         "0 = the undelayed target)")
-    a.add_argument("--trend-memories", type=int, nargs="*", default=None,
+    a.add_argument("--trend-memories", type=int, nargs="*", default=QuickFull([0, 5], quick=[0]),
                    help="further teacher memories m for the trend check 'the critical k_g grows with m', each with the "
-                        "whole k_g grid and all seeds (default 0 5; quick 0; none: no trend check)")
+                        "whole k_g grid and all seeds (none: no trend check)")
     a.add_argument("--teacher-seed", type=int, default=0, help="key of the GRU teacher's initialization")
-    a.add_argument("--width", type=int, default=None, help=f"GRU student width d_g (paper and default: {PAPER_WIDTH}; "
-                                                           "quick 16)")
-    a.add_argument("--kg", type=int, nargs="+", default=None,
-                   help="training lengths k_g (default 2 5 10 15 20 30 40 50 60; quick 2 5 12)")
+    a.add_argument("--width", type=int, default=QuickFull(PAPER_WIDTH, quick=16),
+                   help="GRU student width d_g (paper: the full default)")
+    a.add_argument("--kg", type=int, nargs="+", default=QuickFull([2, 5, 10, 15, 20, 30, 40, 50, 60], quick=[2, 5, 12]),
+                   help="training lengths k_g")
     a.add_argument("--pair", type=int, nargs=2, default=None, metavar=("K_FAILS", "K_EXTRAPOLATES"),
                    help="the two lengths of Fig. 2(b), checked as 'fails' and 'extrapolates' (default: the paper's "
-                        "30 60; quick 5 12); both must be on the grid")
-    a.add_argument("--seeds", type=int, default=None, help=f"seeds per k_g (paper and default {PAPER_SEEDS}; quick 2)")
-    a.add_argument("--steps", type=int, default=None, help="Adam steps per student (default 8000, quick 800)")
-    a.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 1e-3; quick 1e-2)")
+                        "30 60, or 5 12 with --quick when 30 and 60 are not on the grid); both must be on the grid")
+    a.add_argument("--seeds", type=int, default=QuickFull(PAPER_SEEDS, quick=2),
+                   help="seeds per k_g (paper: the full default)")
+    a.add_argument("--steps", type=int, default=QuickFull(8000, quick=800), help="Adam steps per student")
+    a.add_argument("--lr", type=float, default=QuickFull(1e-3, quick=1e-2), help="Adam learning rate")
     a.add_argument("--batch", type=int, default=100, help="minibatch size (paper: 100)")
-    a.add_argument("--n-train", type=int, default=None, help="training sequences per student (default 1000, quick 200)")
+    a.add_argument("--n-train", type=int, default=QuickFull(1000, quick=200), help="training sequences per student")
     a.add_argument("--horizon", type=int, default=None,
                    help="evaluation length H: the tail is k_g ≤ t < H (default 2 × max k_g)")
     a.add_argument("--n-test", type=int, default=200, help="random test sequences for the errors")
     b = p.add_argument_group("part B (seed 001 Figs. 1, 2, 5)")
     b.add_argument("--archs", nargs="+", choices=ARCHS, default=list(ARCHS), help="student architectures")
     b.add_argument("--w", type=float, default=1.0, help="memoryless teacher w*")
-    b.add_argument("--k1", type=int, default=None, help="training length k (default 8; quick 4)")
-    b.add_argument("--width1", type=int, default=None, help="student width d, all architectures (default 16; quick 8)")
+    b.add_argument("--k1", type=int, default=QuickFull(8, quick=4), help="training length k")
+    b.add_argument("--width1", type=int, default=QuickFull(16, quick=8), help="student width d, all architectures")
     b.add_argument("--eval-factor", type=int, default=3, help="test length T = eval_factor × k")
-    b.add_argument("--fig2-dT", type=int, default=None, help="teacher memory d_T of Fig. 2 (default 2; quick 2)")
-    b.add_argument("--dT", type=int, nargs="+", default=None,
-                   help="teacher memories d_T of Fig. 5, with the Fig. 2 d_T (default 1 2 3 4 6 8 12 16; quick 1 4)")
+    b.add_argument("--fig2-dT", type=int, default=2, help="teacher memory d_T of Fig. 2")
+    b.add_argument("--dT", type=int, nargs="+", default=QuickFull([1, 2, 3, 4, 6, 8, 12, 16], quick=[1, 4]),
+                   help="teacher memories d_T of Fig. 5, with the Fig. 2 d_T")
     b.add_argument("--radius", type=float, default=0.9, help="modulus of every eigenvalue of the memory teachers")
-    b.add_argument("--steps1", type=int, default=None, help="Adam steps for GRU/LSTM (default 3000; quick 800)")
+    b.add_argument("--steps1", type=int, default=QuickFull(3000, quick=800), help="Adam steps for GRU/LSTM")
     b.add_argument("--lr1", type=float, default=1e-2,
                    help="Adam learning rate for GRU/LSTM (the paper's is lost; 1e-2 converged in 3000 steps in a "
                         "probe of the training loss, 1e-3 had not)")
-    b.add_argument("--n-train1", type=int, default=None, help="training sequences (default 256; quick 128)")
-    b.add_argument("--n-test1", type=int, default=None, help="test sequences for the MSEs (default 1000; quick 300)")
+    b.add_argument("--n-train1", type=int, default=QuickFull(256, quick=128), help="training sequences")
+    b.add_argument("--n-test1", type=int, default=QuickFull(1000, quick=300), help="test sequences for the MSEs")
     b.add_argument("--t1", type=float, default=1e6, help="gradient-flow horizon of the linear students")
     b.add_argument("--seed1", type=int, default=0, help="seed of the part B students and samples")
     args = p.parse_args(argv)
-    q = args.quick
-    args.width = args.width or (16 if q else PAPER_WIDTH)
-    args.kg = sorted(set(args.kg or ([2, 5, 12] if q else [2, 5, 10, 15, 20, 30, 40, 50, 60])))
-    args.pair = list(args.pair or ((5, 12) if q and not set(PAPER_PAIR) <= set(args.kg) else PAPER_PAIR))
-    args.teacher_memory = args.teacher_memory if args.teacher_memory is not None else (3 if q else args.teacher_dim)
-    trend = args.trend_memories if args.trend_memories is not None else ([0] if q else [0, 5])
-    args.trend_memories = sorted(set(trend) - {args.teacher_memory})
-    args.seeds = args.seeds or (2 if q else PAPER_SEEDS)
-    args.steps = args.steps or (800 if q else 8000)
-    args.lr = args.lr or (1e-2 if q else 1e-3)
-    args.n_train = args.n_train or (200 if q else 1000)
+    args.kg = sorted(set(args.kg))
+    args.pair = list(args.pair or ((5, 12) if args.quick and not set(PAPER_PAIR) <= set(args.kg) else PAPER_PAIR))
+    args.teacher_memory = args.teacher_dim if args.teacher_memory is None else args.teacher_memory
+    args.trend_memories = sorted(set(args.trend_memories) - {args.teacher_memory})
     args.horizon = args.horizon or 2 * max(args.kg)
-    args.k1 = args.k1 or (4 if q else 8)
-    args.width1 = args.width1 or (8 if q else 16)
-    args.fig2_dT = args.fig2_dT or 2
-    args.dT = sorted(set(args.dT or ([1, 4] if q else [1, 2, 3, 4, 6, 8, 12, 16])) | {args.fig2_dT})
-    args.steps1 = args.steps1 or (800 if q else 3000)
-    args.n_train1 = args.n_train1 or (128 if q else 256)
-    args.n_test1 = args.n_test1 or (300 if q else 1000)
-    positive = {"--teacher-dim": args.teacher_dim, "--width": args.width, "--seeds": args.seeds, "--steps": args.steps,
-                "--batch": args.batch, "--n-train": args.n_train, "--n-test": args.n_test, "--k1": args.k1,
-                "--width1": args.width1, "--steps1": args.steps1, "--n-train1": args.n_train1,
-                "--n-test1": args.n_test1, "--eval-factor": args.eval_factor - 1, "--fig2-dT": args.fig2_dT}
-    for name, v in positive.items():
-        if v < 1:
-            p.error(f"{name} must be a positive integer (--eval-factor at least 2)")
-    if min(args.kg) < 1 or min(args.dT) < 1:
-        p.error("--kg and --dT must be positive integers")
+    args.dT = sorted(set(args.dT) | {args.fig2_dT})
+    p.require_positive(args, "teacher_dim", "width", "seeds", "steps", "batch", "n_train", "n_test", "k1", "width1",
+                       "steps1", "n_train1", "n_test1", "fig2_dT", "kg", "dT")
+    if args.eval_factor < 2:
+        p.error(f"--eval-factor must be at least 2, got {args.eval_factor}")
     if args.teacher_memory < 0 or min(args.trend_memories, default=0) < 0:
         p.error("--teacher-memory and --trend-memories must be non-negative")
     if not set(args.pair) <= set(args.kg) or args.pair[0] >= args.pair[1]:
@@ -734,30 +717,25 @@ def figure_b(args, rows, fig5):
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("gru_extrapolation", parse_args, science, argv)
+
+
+def science(args, checks, results):
     jax.config.update("jax_enable_x64", True)
-    checks, results = [], {}
     if "A" in args.parts:
         a = part_a(args, checks, results)
         figure_a(args, a)
     if "B" in args.parts:
         rows, fig5 = part_b(args, checks, results)
         figure_b(args, rows, fig5)
-    config = dict(vars(args))
-    config["reductions"] = {
+    for why, count in sorted(RECOMPUTED.items()):
+        print(f"recomputed {count} cached result(s): {why}")
+    return {"reductions": {
         "part_A": {"student_width": f"{args.width} (paper {PAPER_WIDTH})", "steps": f"{args.steps} (paper ≤ 50K, "
                    "early stopping)", "seeds": f"{args.seeds} (paper {PAPER_SEEDS})", "k_g grid": args.kg,
                    "teacher memory": f"{args.teacher_memory} (ours: the paper's target is not given)",
                    "training set": f"{args.n_train} fixed sequences (paper: not stated)"},
-        "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)"}}
-    write_summary(args.out, "gru_extrapolation", config, checks, results, started)
-    for why, count in sorted(RECOMPUTED.items()):
-        print(f"recomputed {count} cached result(s): {why}")
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(checks)
+        "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)"}}}
 
 
 if __name__ == "__main__":

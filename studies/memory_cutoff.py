@@ -67,7 +67,7 @@ import numpy as np
 import gflow
 from gflow import analysis as an, GflowInputError
 from gflow.objectives.nonlinear_teachers import transport_teacher
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
@@ -90,59 +90,43 @@ P14_SAVES = 400
 
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/memory_cutoff", "output folder for figures, trajectories, summary.json",
-                      "small width, few lengths, two seeds, short runs")
+                     "small width, few lengths, two seeds, short runs", validate=validate)
     p.add_argument("--activation", default="tanh", help="C² activation: tanh, logistic or gaussian (spec 003 §1.2)")
     p.add_argument("--alphas", type=float, nargs=2, default=None, metavar=("SHORT", "LONG"),
                    help="|W_ii(0)| below and above the cutoff 1/σ₁ (default 0.5 and 1.5 times 1/σ₁)")
     p.add_argument("--d", type=int, default=2, help="input dimension")
-    p.add_argument("--m", type=int, default=None, help="width (even; default 256, quick 64)")
-    p.add_argument("--n", type=int, default=None, help="training sequences (default 32, quick 16)")
-    p.add_argument("--tau", type=int, default=None, help="projected-GD iterations τ (default 1000, quick 200)")
-    p.add_argument("--lengths", type=int, nargs="+", default=None,
-                   help="sequence lengths T of part E (default 2 4 8 16 32; quick 2 16)")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="seeds per (α, T) in part E (default 10, ours: the paper has no experiments; quick 2)")
+    p.add_argument("--m", type=int, default=QuickFull(256, quick=64), help="width (even)")
+    p.add_argument("--n", type=int, default=QuickFull(32, quick=16), help="training sequences")
+    p.add_argument("--tau", type=int, default=QuickFull(1000, quick=200), help="projected-GD iterations τ")
+    p.add_argument("--lengths", type=int, nargs="+", default=QuickFull([2, 4, 8, 16, 32], quick=[2, 16]),
+                   help="sequence lengths T of part E")
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=2),
+                   help="seeds per (α, T) in part E (10 is ours: the paper has no experiments)")
     p.add_argument("--rho", type=float, default=1.0, help="projection radii ρ_w = ρ_u (per neuron ρ/√m)")
     p.add_argument("--nu", type=float, default=1.0, help="teacher bounds ν̄_w = ν̄_u (Theorem 1 needs ρ >= ν̄)")
-    p.add_argument("--teacher-samples", type=int, default=None, help="M of the transport teacher (default 2048, "
-                   "quick 512)")
-    p.add_argument("--step-multipliers", type=float, nargs="+", default=None,
-                   help="part F step sizes η = c/(T√τ) (default 1 4 16 64 256; quick 1 16 256)")
-    p.add_argument("--p13-length", type=int, default=None, help="T of part F (default 16)")
+    p.add_argument("--teacher-samples", type=int, default=QuickFull(2048, quick=512),
+                   help="M of the transport teacher")
+    p.add_argument("--step-multipliers", type=float, nargs="+", default=QuickFull([1, 4, 16, 64, 256], quick=[1, 16, 256]),
+                   help="part F step sizes η = c/(T√τ)")
+    p.add_argument("--p13-length", type=int, default=16, help="T of part F")
     p.add_argument("--grad-length", type=int, default=40, help="horizon of the gradient-norm curves of part D")
     p.add_argument("--small-radius", type=float, default=1e-4, help="input radius of part D's small-input runs")
     p.add_argument("--fit-steps", type=int, default=10, help="part D fits the growth rate on t = 2 … this")
     p.add_argument("--transport-length", type=int, default=4, help="sequence length T of parts G and H")
-    p.add_argument("--transport-samples", type=int, default=None,
-                   help="M of part G's transport teacher (default 32768, quick 8192; its error ∝ 1/M stays below "
-                        "the student's ∝ 2/m)")
-    p.add_argument("--p6-widths", type=int, nargs="+", default=None,
-                   help="widths m of part G's transported points (default 64 128 … 4096; quick 64 256 1024)")
-    p.add_argument("--p10-sizes", type=int, nargs="+", default=None,
-                   help="training-set sizes n of part H (default 10 100 1000)")
-    p.add_argument("--p10-tau", type=int, default=None, help="projected-GD iterations τ of part H (default 250, "
-                   "quick 100)")
+    p.add_argument("--transport-samples", type=int, default=QuickFull(32768, quick=8192),
+                   help="M of part G's transport teacher (its error ∝ 1/M stays below the student's ∝ 2/m)")
+    p.add_argument("--p6-widths", type=int, nargs="+", default=QuickFull([2**k for k in range(6, 13)], quick=[64, 256, 1024]),
+                   help="widths m of part G's transported points")
+    p.add_argument("--p10-sizes", type=int, nargs="+", default=[10, 100, 1000], help="training-set sizes n of part H")
+    p.add_argument("--p10-tau", type=int, default=QuickFull(250, quick=100), help="projected-GD iterations τ of part H")
     p.add_argument("--test-sequences", type=int, default=1000, help="fresh sequences for part H's test loss")
-    args = p.parse_args(argv)
-    q = args.quick
-    args.m = args.m if args.m is not None else (64 if q else 256)
-    args.n = args.n if args.n is not None else (16 if q else 32)
-    args.tau = args.tau if args.tau is not None else (200 if q else 1000)
-    args.lengths = sorted(args.lengths or ([2, 16] if q else [2, 4, 8, 16, 32]))
-    args.seeds = args.seeds if args.seeds is not None else (2 if q else 10)
-    args.teacher_samples = args.teacher_samples if args.teacher_samples is not None else (512 if q else 2048)
-    args.step_multipliers = sorted(args.step_multipliers or ([1, 16, 256] if q else [1, 4, 16, 64, 256]))
-    args.p13_length = args.p13_length if args.p13_length is not None else 16
-    args.transport_samples = args.transport_samples if args.transport_samples is not None else (8192 if q else 32768)
-    args.p6_widths = sorted(args.p6_widths or ([64, 256, 1024] if q else [2**k for k in range(6, 13)]))
-    args.p10_sizes = sorted(args.p10_sizes or [10, 100, 1000])
-    args.p10_tau = args.p10_tau if args.p10_tau is not None else (100 if q else 250)
-    validate(args)
-    return args
+    return p.parse_args(argv)
 
 
 def validate(args):
-    """Clear errors for settings the study cannot run (GflowInputError, like the library)."""
+    """Clear errors, naming the flag, for settings the study cannot run (argparse errors through the parser)."""
+    for name in ("lengths", "step_multipliers", "p6_widths", "p10_sizes"):
+        setattr(args, name, sorted(getattr(args, name)))
     sigma = gflow.models.ACTIVATIONS.get(args.activation)
     if sigma is None or not sigma.smooth:
         raise GflowInputError(f"--activation must be a C² activation (tanh, logistic, gaussian), got {args.activation!r}")
@@ -160,8 +144,8 @@ def validate(args):
     if not all(math.isfinite(v) and v > 0 for v in (args.rho, args.nu, args.small_radius, *args.step_multipliers)):
         raise GflowInputError("--rho, --nu, --small-radius and --step-multipliers must be positive numbers")
     if args.rho < args.nu:
-        raise GflowInputError(f"Theorem 1 needs ρ >= ν̄ (the transported point must be feasible), got ρ = {args.rho}, "
-                              f"ν̄ = {args.nu}")
+        raise GflowInputError(f"--rho must be >= --nu (Theorem 1 needs ρ >= ν̄: the transported point must be "
+                              f"feasible), got --rho {args.rho}, --nu {args.nu}")
     alpha_m = short + args.rho / math.sqrt(args.m)
     if not (0 < short and alpha_m * sigma.sigma1 < 1 < long_ * sigma.sigma1):
         raise GflowInputError(f"--alphas must straddle the cutoff: (α_short + ρ/√m) σ₁ = {alpha_m * sigma.sigma1:.3g} "
@@ -633,7 +617,7 @@ def part_g(args, checks, results):
         flows.append(dict(scalars, seed=seed, max_excess=float(np.max(excess)), max_ratio=float(np.max(ratio)),
                           radius_needed=max(w_move, u_move) * math.sqrt(args.m), final_loss=float(traj.loss[-1])))
         if seed == 0:
-            tight = p14_flow(args, loss, model0, bar0, rtol=1e-10)[1]  # 100× tighter (DESIGN.md)
+            tight = p14_flow(args, loss, model0, bar0, rtol=1e-10)[1]  # 100× tighter (docs/design.md, "Studies")
             flows[0]["max_excess_rtol_1e-10"] = float(np.max(tight))
             curve = {"t": traj.ts[1:], "excess": excess, "ratio": ratio}
         f = flows[-1]
@@ -828,10 +812,10 @@ def make_transport_figure(args, g, h):
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    checks, results = [], {}
+    return run_study("memory_cutoff", parse_args, science, argv)
+
+
+def science(args, checks, results):
     sigma = gflow.models.ACTIVATIONS[args.activation]
     print(f"memory_cutoff: {args.activation}, α = {args.alphas} (ασ₁ = {[a * sigma.sigma1 for a in args.alphas]}), "
           f"m = {args.m}, d = {args.d}, n = {args.n}, τ = {args.tau}, T ∈ {args.lengths}", flush=True)
@@ -852,14 +836,9 @@ def main(argv=None):
             traj.save(os.path.join(traj_dir, f"projected_{lab}_T{T}"), overwrite=True)
     make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows)
     make_transport_figure(args, g, h)
-    config = dict(vars(args))
-    config["alpha_m_sigma1"] = [(a + args.rho / math.sqrt(args.m)) * sigma.sigma1 for a in args.alphas]
-    config["loss"] = "R_S eq. (1): (1/n) Σ_j Σ_t (F_t − Y_t)², no 1/2"
-    config["teacher"] = "transport teacher eq. (8), same α as the student, v_w(±α) ~ U(−ν̄, ν̄), v_u = ν̄·unit vector"
-    summary = write_summary(args.out, "memory_cutoff", config, checks, results, started)
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(summary["checks"])
+    return {"alpha_m_sigma1": [(a + args.rho / math.sqrt(args.m)) * sigma.sigma1 for a in args.alphas],
+            "loss": "R_S eq. (1): (1/n) Σ_j Σ_t (F_t − Y_t)², no 1/2",
+            "teacher": "transport teacher eq. (8), same α as the student, v_w(±α) ~ U(−ν̄, ν̄), v_u = ν̄·unit vector"}
 
 
 if __name__ == "__main__":

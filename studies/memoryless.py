@@ -46,7 +46,6 @@ Example:  python studies/memoryless.py --quick --out out/memoryless
 from __future__ import annotations
 
 import os
-import time
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +53,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
@@ -67,33 +66,29 @@ def parse_args(argv=None):
     p.add_argument("--d", type=int, default=10, help="student dimension for parts B–F")
     p.add_argument("--k", type=int, default=5, help="training length for parts B, E, F (Theorem 6.1 needs k >= 3)")
     p.add_argument("--d41", type=int, default=6, help="student dimension for part A (Theorem 4.1 / Prop. 5.1)")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="seeds per configuration (default 10, ours: the paper gives none; quick: 2)")
-    p.add_argument("--sigmas", type=float, nargs="+", default=None,
-                   help="symmetric-start scales σ (ρ(A_0) ≈ 2σ; default 0.3 1 2; quick: 0.3 1)")
-    p.add_argument("--fig4-eps", type=float, nargs="+", default=None,
-                   help="Fig. 4 initialization scales (default 0.1 0.03 0.01; quick: 0.1 0.01)")
-    p.add_argument("--t1", type=float, default=None, help="flow horizon (default 1e8; quick: 1e6)")
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=2),
+                   help="seeds per configuration (10 is ours: the paper gives none)")
+    p.add_argument("--sigmas", type=float, nargs="+", default=QuickFull([0.3, 1.0, 2.0], quick=[0.3, 1.0]),
+                   help="symmetric-start scales σ (ρ(A_0) ≈ 2σ)")
+    p.add_argument("--fig4-eps", type=float, nargs="+", default=QuickFull([0.1, 0.03, 0.01], quick=[0.1, 0.01]),
+                   help="Fig. 4 initialization scales")
+    p.add_argument("--t1", type=float, default=QuickFull(1e8, quick=1e6), help="flow horizon")
     p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; accuracy-dependent checks repeat at rtol/100")
     p.add_argument("--horizon", type=int, default=100, help="impulse-response horizon H of the tail errors")
     p.add_argument("--lemma63-lambda", type=float, default=1.5, help="λ > 1 of the Lemma 6.3 family")
-    p.add_argument("--mc-seeds", type=int, default=None,
-                   help="part G: independent Monte-Carlo experiments, each fitting its own rate (default 10, ours; "
-                        "quick: 4)")
-    p.add_argument("--mc-draws", type=int, default=None,
-                   help="part G: samples per N in each Monte-Carlo experiment (default 10; quick: 5)")
+    p.add_argument("--mc-seeds", type=int, default=QuickFull(10, quick=4),
+                   help="part G: independent Monte-Carlo experiments, each fitting its own rate (10 is ours)")
+    p.add_argument("--mc-draws", type=int, default=QuickFull(10, quick=5),
+                   help="part G: samples per N in each Monte-Carlo experiment")
     p.add_argument("--mimo-n", type=int, default=3, help="part G: input/output dimension of the MIMO teacher W*")
     p.add_argument("--extrapolation-threshold", type=float, default=1e-3,
                    help="tail error max_{k<=j<H} |h_j| below which a run counts as extrapolating (our choice)")
     args = p.parse_args(argv)
-    args.seeds = args.seeds or (2 if args.quick else 10)
-    args.sigmas = args.sigmas or ([0.3, 1.0] if args.quick else [0.3, 1.0, 2.0])
-    args.fig4_eps = sorted(args.fig4_eps or ([0.1, 0.01] if args.quick else [0.1, 0.03, 0.01]), reverse=True)
-    args.t1 = args.t1 or (1e6 if args.quick else 1e8)
-    args.mc_seeds = args.mc_seeds or (4 if args.quick else 10)
-    args.mc_draws = args.mc_draws or (5 if args.quick else 10)
-    if args.mc_draws < 2 or args.mc_seeds < 1 or args.mimo_n < 1:
-        p.error("--mc-draws must be >= 2, --mc-seeds >= 1 and --mimo-n >= 1")
+    args.fig4_eps = sorted(args.fig4_eps, reverse=True)
+    p.require_positive(args, "d", "d41", "seeds", "sigmas", "fig4_eps", "t1", "rtol", "horizon", "mc_seeds",
+                       "mimo_n", "extrapolation_threshold")
+    if args.mc_draws < 2:
+        p.error(f"--mc-draws must be >= 2, got {args.mc_draws}")
     if args.w <= 0:
         p.error("--w must be positive (Theorem 6.1 assumes w* > 0; Remark 6.2 flips the sign of B)")
     if args.k < 3:
@@ -238,45 +233,56 @@ def part_a(args, teacher, checks, results):
 
 def part_b_c(args, teacher, checks, results):
     """Theorem 6.1 (restricted symmetric runs for k and k = 2) and its invariance (general-parameterization runs)."""
-    d, k, H = args.d, args.k, args.horizon
+    d, k = args.d, args.k
     jobs = [(f"k{kk}_sigma{sig:g}_s{s}", gflow.PopulationLoss(teacher, kk), symmetric_start(s, d, sig))
             for kk in (k, 2) for sig in args.sigmas for s in range(args.seeds)]
     print(f"B/C. Theorem 6.1: {len(jobs)} symmetric-class flows (d={d}, k ∈ {{{k}, 2}}, σ ∈ {args.sigmas}) at rtol "
           f"{args.rtol:g} and {args.rtol / 100:g} …", flush=True)
     runs = {tol: batch(jobs, args.t1, rtol, SYMMETRIC_DIAGNOSTICS)
             for tol, rtol in (("default", args.rtol), ("tight", args.rtol / 100))}
-    rows = {}
-    for name, traj in runs["default"].items():
-        m, tight = traj.final, runs["tight"][name].final
-        kk = int(name.split("_")[0][1:])
-        modes = an.slackness_modes(m)
-        L = traj.loss
-        ratio = traj.diagnostics["readout_residual"] / np.maximum(an.slackness_bound(L), 1e-300)
-        late = L <= 1e-4 * L[0]
-        rho = float(an.spectral_radius(m))
-        h = np.abs(np.asarray(m.impulse_response(H)))
-        j = np.arange(2, H)
-        ir_ratio = (float(np.max(h[2:] / np.maximum(an.impulse_response_bound(L[-1], rho, j), 1e-300)))
-                    if kk == k else None)  # the bound needs k >= 3
-        loaded = np.abs(np.asarray(modes.readout_projection)) ** 2 > 1e-3 * float(np.sum(np.asarray(m.C) ** 2))
-        lam_loaded = np.asarray(modes.eigenvalues)[loaded]
-        rows[name] = {
-            "k": kk, "final_loss": float(L[-1]), "readout_residual": float(traj.diagnostics["readout_residual"][-1]),
-            "readout_residual_tight": float(an.readout_slackness_residual(tight)),
-            "readout_residual_max": float(np.max(traj.diagnostics["readout_residual"])),
-            "residual": float(traj.diagnostics["residual"][-1]), "bound": float(an.slackness_bound(L[-1])),
-            "max_ratio_to_bound": float(np.max(ratio)),
-            "slope_residual_vs_loss": (an.fit_power_law(L[late], traj.diagnostics["readout_residual"][late])
-                                       if late.sum() >= 2 else float("nan")),
-            "A_norm": float(np.linalg.norm(np.asarray(m.transition()))), "spectral_radius": rho,
-            "tail": float(np.max(h[kk:])), "ir_bound_ratio": ir_ratio,
-            "max_balance_defect": float(np.max(traj.diagnostics["balance_defect"])),
-            "mixed_sign_loaded": bool(lam_loaded.size and lam_loaded.min() < 0 < lam_loaded.max()),
-        }
-        r = rows[name]
-        print(f"  {name}: L={r['final_loss']:.1e}, max|λc̃|={r['readout_residual']:.1e} (bound L^1/4 "
-              f"{r['bound']:.1e}), ‖A‖={r['A_norm']:.2f}, ρ={rho:.2f}, tail {r['tail']:.1e}", flush=True)
+    rows = {name: symmetric_row(args, name, traj, runs["tight"][name].final) for name, traj in runs["default"].items()}
+    theorem_6_1_checks(args, rows, checks)
+    k2_checks(args, rows, checks)
+    results["part_b"] = rows
+    return runs["default"], rows
 
+
+def symmetric_row(args, name, traj, tight):
+    """What part B measures on the symmetric-class run ``name`` (``tight``: its final model at rtol/100)."""
+    k, H, m = args.k, args.horizon, traj.final
+    kk = int(name.split("_")[0][1:])
+    modes = an.slackness_modes(m)
+    L = traj.loss
+    ratio = traj.diagnostics["readout_residual"] / np.maximum(an.slackness_bound(L), 1e-300)
+    late = L <= 1e-4 * L[0]
+    rho = float(an.spectral_radius(m))
+    h = np.abs(np.asarray(m.impulse_response(H)))
+    j = np.arange(2, H)
+    ir_ratio = (float(np.max(h[2:] / np.maximum(an.impulse_response_bound(L[-1], rho, j), 1e-300)))
+                if kk == k else None)  # the bound needs k >= 3
+    loaded = np.abs(np.asarray(modes.readout_projection)) ** 2 > 1e-3 * float(np.sum(np.asarray(m.C) ** 2))
+    lam_loaded = np.asarray(modes.eigenvalues)[loaded]
+    r = {
+        "k": kk, "final_loss": float(L[-1]), "readout_residual": float(traj.diagnostics["readout_residual"][-1]),
+        "readout_residual_tight": float(an.readout_slackness_residual(tight)),
+        "readout_residual_max": float(np.max(traj.diagnostics["readout_residual"])),
+        "residual": float(traj.diagnostics["residual"][-1]), "bound": float(an.slackness_bound(L[-1])),
+        "max_ratio_to_bound": float(np.max(ratio)),
+        "slope_residual_vs_loss": (an.fit_power_law(L[late], traj.diagnostics["readout_residual"][late])
+                                   if late.sum() >= 2 else float("nan")),
+        "A_norm": float(np.linalg.norm(np.asarray(m.transition()))), "spectral_radius": rho,
+        "tail": float(np.max(h[kk:])), "ir_bound_ratio": ir_ratio,
+        "max_balance_defect": float(np.max(traj.diagnostics["balance_defect"])),
+        "mixed_sign_loaded": bool(lam_loaded.size and lam_loaded.min() < 0 < lam_loaded.max()),
+    }
+    print(f"  {name}: L={r['final_loss']:.1e}, max|λc̃|={r['readout_residual']:.1e} (bound L^1/4 "
+          f"{r['bound']:.1e}), ‖A‖={r['A_norm']:.2f}, ρ={rho:.2f}, tail {r['tail']:.1e}", flush=True)
+    return r
+
+
+def theorem_6_1_checks(args, rows, checks):
+    """Theorem 6.1 at k: the slackness bound, the residual's fall, A far from 0, extrapolation, B = Cᵀ kept."""
+    k, H = args.k, args.horizon
     main = {n: r for n, r in rows.items() if r["k"] == k}
     small = {n: r for n, r in main.items() if "sigma0.3" in n}
     src61 = f"{SOURCE}, Thm 6.1 (eqs. 11–13)"
@@ -313,6 +319,11 @@ def part_b_c(args, teacher, checks, results):
               "tangent to the class, so this guards the integrator)", f"{SOURCE}, Thm 6.1 part 1", bal, 1e-10,
               bal <= 1e-10, kind="sanity", predictions=["001-5"]),
     ]
+
+
+def k2_checks(args, rows, checks):
+    """k = 2, outside Theorem 6.1: zero loss without slackness or extrapolation, unbounded tails."""
+    H = args.horizon
     two = {n: r for n, r in rows.items() if r["k"] == 2}
     big_two = {n: r for n, r in two.items() if "sigma0.3" not in n}
     src2 = f"{SOURCE}, Thm 6.1 needs k > 2 (spec 001 §3.3 [D, V], §5 item 8)"
@@ -334,8 +345,6 @@ def part_b_c(args, teacher, checks, results):
                         f"L <= {CONVERGED:g} with loaded eigenvalues of both signs, ρ(A) > 1 and max_(2<=j<{H}) |h_j| "
                         ">= 1e3 (the spec's existence claim: >= 1 such run)", src2, len(unbounded), 1,
                         len(unbounded) >= 1, kind="prediction", runs=unbounded, predictions=["001-8"]))
-    results["part_b"] = rows
-    return runs["default"], rows
 
 
 def invariance_jobs(args, teacher):
@@ -371,7 +380,6 @@ def fig4_exponents(iid_rows, eps_list, seeds):
 
 def parts_d_e_f(args, teacher, checks, results):
     """Invariance in the general parameterization (B), residual init (E) and Fig. 4 (F): one batch, two tolerances."""
-    d, w = args.d, args.w
     jobs = invariance_jobs(args, teacher) + residual_jobs(args, teacher) + fig4_jobs(args, teacher)
     print(f"B/E/F. {len(jobs)} general-(A, B, C) flows (invariance, residual init, Fig. 4) at rtol {args.rtol:g} and "
           f"{args.rtol / 100:g} …", flush=True)
@@ -379,7 +387,14 @@ def parts_d_e_f(args, teacher, checks, results):
             for tol, rtol in (("default", args.rtol), ("tight", args.rtol / 100))}
     runs_d = runs["default"]
 
-    # ---- invariance (Thm 6.1 part 1) in the general parameterization
+    invariance_checks(runs_d, checks, results)
+    residual_checks(args, runs_d, checks, results)
+    rows = fig4_checks(args, runs, checks, results)
+    return runs_d, rows
+
+
+def invariance_checks(runs_d, checks, results):
+    """Part B in the general parameterization: Thm 6.1 part 1's invariance, and its transversal instability."""
     inv = {n: t for n, t in runs_d.items() if n.startswith("inv_")}
     small = [n for n in inv if "sigma0.3" in n]
     defect_small = max(max(np.max(inv[n].diagnostics["symmetry_defect"]), np.max(inv[n].diagnostics["balance_defect"]))
@@ -400,7 +415,10 @@ def parts_d_e_f(args, teacher, checks, results):
                                  "max_balance_defect": float(np.max(t.diagnostics["balance_defect"])),
                                  "final_loss": float(t.loss[-1])} for n, t in inv.items()}
 
-    # ---- residual initialization (spec 001 §3.6, §5 item 14)
+
+def residual_checks(args, runs_d, checks, results):
+    """Part E: residual initialization (spec 001 §3.6, §5 item 14)."""
+    d, w = args.d, args.w
     res = {}
     for n, t in runs_d.items():
         if not n.startswith("residual_"):
@@ -426,7 +444,10 @@ def parts_d_e_f(args, teacher, checks, results):
                         cluster_residual=cs, predictions=["001-14"]))
     results["residual_init"] = res
 
-    # ---- Fig. 4 weight dynamics and the conserved Q
+
+def fig4_checks(args, runs, checks, results):
+    """Part F: Fig. 4's weight dynamics and the conserved Q."""
+    runs_d = runs["default"]
     fig4 = {n: t for n, t in runs_d.items() if n.startswith("fig4_")}
     rows = {}
     for n, t in fig4.items():
@@ -462,7 +483,7 @@ def parts_d_e_f(args, teacher, checks, results):
               f"{SOURCE}, spec 001 §3.5 (derived, gradient flow)", q_drift,
               100 * args.rtol, q_drift <= 100 * args.rtol, kind="sanity", tight_rtol=q_drift_tight,
               predictions=["001-12"]),
-        check("Q drift shrinks at the 100x tighter rtol", "solver check (DESIGN.md)", q_drift_tight, q_drift,
+        check("Q drift shrinks at the 100x tighter rtol", "solver check (docs/design.md)", q_drift_tight, q_drift,
               q_drift_tight < q_drift, kind="sanity", predictions=["001-12"]),
         check(f"Fig. 4 runs ({len(rows)}): ‖B − Cᵀ‖ at the end equals the value Q predicts from h_0, tr Q_0 and "
               "‖Q_0 − (AAᵀ − AᵀA)‖ (max relative error; an identity once Q is conserved)",
@@ -485,7 +506,7 @@ def parts_d_e_f(args, teacher, checks, results):
                                  [1.5, 2.5], "in", predictions=["001-13"]))
         results["fig4_iid_gap_exponents"] = exponents
     results["fig4"] = rows
-    return runs_d, rows
+    return rows
 
 
 def part_lemma63(args, teacher, checks, results):
@@ -639,14 +660,20 @@ def part_g(args, teacher, checks, results):
 
 
 # ------------------------------------------------------------------------------------------------- figures
-def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs, curves):
+def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves):
     import matplotlib
 
     matplotlib.use("Agg")
+    figure_theorem_4_1(args, part_a_rows)
+    figure_slackness(args, sym_runs, sym_rows)
+    figure_lemma63_residual_fig4(args, gen_runs, qs, curves)
+
+
+def figure_theorem_4_1(args, part_a_rows):
+    """Theorem 4.1 / Prop. 5.1: tail errors against k, and the cyclic shift's impulse response."""
     import matplotlib.pyplot as plt
 
     H = args.horizon
-    # ---- Theorem 4.1 / Prop. 5.1
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     ax = axes[0]
     labelled = set()
@@ -676,7 +703,12 @@ def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs,
     fig.tight_layout()
     save_figure(fig, args.out, "theorem_4_1.png")
 
-    # ---- Fig. 3 picture and the bound
+
+def figure_slackness(args, sym_runs, sym_rows):
+    """Fig. 3's picture (eigenvalues and readout per mode), the slackness bound, and k = 2 against k >= 3."""
+    import matplotlib.pyplot as plt
+
+    H = args.horizon
     sig_show = [s for s in args.sigmas]
     fig, axes = plt.subplots(2, max(2, len(sig_show)), figsize=(5.5 * max(2, len(sig_show)), 9))
     for i, sig in enumerate(sig_show):
@@ -716,7 +748,11 @@ def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs,
     fig.tight_layout()
     save_figure(fig, args.out, "complementary_slackness.png")
 
-    # ---- Lemma 6.3, residual init, Fig. 4
+
+def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
+    """Lemma 6.3's family, the residual init's eigenvalue paths and Fig. 4's weight dynamics."""
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     ax = axes[0, 0]
     for delta, lq in curves.items():
@@ -754,15 +790,15 @@ def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs,
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("memoryless", parse_args, science, argv)
+
+
+def science(args, checks, results):
     teacher = teachers.memoryless(args.w)
-    checks, results = [], {}
     print(f"memoryless: w* = {args.w}, d = {args.d}, k = {args.k}, t1 = {args.t1:g}, rtol {args.rtol:g}", flush=True)
     _, part_a_rows = part_a(args, teacher, checks, results)
     sym_runs, sym_rows = part_b_c(args, teacher, checks, results)
-    gen_runs, fig4_rows = parts_d_e_f(args, teacher, checks, results)
+    gen_runs, _ = parts_d_e_f(args, teacher, checks, results)
     qs, curves = part_lemma63(args, teacher, checks, results)
     part_g(args, teacher, checks, results)
     traj_dir = os.path.join(args.out, "trajectories")
@@ -770,11 +806,7 @@ def main(argv=None):
         sym_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
     for name in ("residual_s0", f"fig4_identity_eps{min(args.fig4_eps):g}_s0", f"fig4_iid_eps{min(args.fig4_eps):g}_s0"):
         gen_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
-    make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, fig4_rows, qs, curves)
-    write_summary(args.out, "memoryless", vars(args), checks, results, started)
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(checks)
+    make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves)
 
 
 if __name__ == "__main__":
