@@ -47,14 +47,11 @@ Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_
 
 from __future__ import annotations
 
-import os
-import time
-
 import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import check, dask_option, exit_code, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, dask_option, QuickFull, run_study, save_figure, study_parser
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
@@ -104,24 +101,23 @@ def parse_args(argv=None):
                       "few k values, one seed, one small extra student size, shorter flows (about a minute)")
     p.add_argument("--panels", nargs="+", choices=list(PANELS), default=list(PANELS),
                    help="which panels to run (fig5 and the sizes need fig1a, fig6 needs fig1b)")
-    p.add_argument("--sizes", type=int, nargs="*", default=None,
-                   help=f"further student sizes d of fig1a (default {' '.join(map(str, SIZES))}; quick: "
-                        f"{' '.join(map(str, SIZES_QUICK))} on k ∈ {SIZE_KS_QUICK}; none: leave them out)")
+    p.add_argument("--sizes", type=int, nargs="*", default=QuickFull(SIZES, quick=SIZES_QUICK),
+                   help=f"further student sizes d of fig1a (with --quick on k ∈ {SIZE_KS_QUICK}; none: leave them out)")
     p.add_argument("--k-min", type=int, default=4, help="smallest training length (full mode)")
     p.add_argument("--k-max", type=int, default=30, help="largest training length (full mode)")
     p.add_argument("--k-step", type=int, default=2,
                    help="spacing of the k grid (full mode); 2d̂ − 1, 2d̂, 2d̂ + 1 and the k of Figs. 5 and 6 are added")
-    p.add_argument("--seeds", type=int, default=None,
-                   help=f"seeds per k (default {SEEDS}; quick: 1); the paper averaged 3 in Figs. 1 and 3")
-    p.add_argument("--levels", type=float, nargs="+", default=None,
-                   help="loss levels (powers of ten) at which the error is read (default 1e-2 … 1e-10, 1e-11; quick: 1e-4 1e-7 "
-                        "1e-10)")
+    p.add_argument("--seeds", type=int, default=QuickFull(SEEDS, quick=1),
+                   help="seeds per k; the paper averaged 3 in Figs. 1 and 3")
+    p.add_argument("--levels", type=float, nargs="+",
+                   default=QuickFull([1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-11], quick=[1e-4, 1e-7, 1e-10]),
+                   help="loss levels (powers of ten) at which the error is read")
     p.add_argument("--horizon", type=int, default=an.extrapolation.DEFAULT_HORIZON,
                    help="evaluation horizon H: the tail is [k, H)")
-    p.add_argument("--rtol", type=float, default=None,
-                   help="solver rtol for every panel (default per panel: 1e-9 for fig1a, whose sharpening is read down "
-                        "to L = 1e-11, 1e-8 for the others; quick: 1e-8); the Fig. 5 runs are repeated at rtol/100")
-    p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
+    p.add_argument("--rtol", type=float, default=QuickFull(None, quick=1e-8),
+                   help="solver rtol for every panel (None: per panel, 1e-9 for fig1a, whose sharpening is read down "
+                        "to L = 1e-11, 1e-8 for the others); the Fig. 5 runs are repeated at rtol/100")
+    p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
     p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
     dask_option(p)
     p.add_argument("--max-steps", type=int, default=None,
@@ -129,13 +125,11 @@ def parse_args(argv=None):
                         "1e4 for the delay and random teachers, whose converging flows need ≈ 3e3 to 5e3: the others "
                         "are stuck)")
     args = p.parse_args(argv)
-    args.seeds = args.seeds or (1 if args.quick else SEEDS)
-    if args.quick:
-        args.rtol = args.rtol or 1e-8
-    args.sizes = sorted(set(args.sizes if args.sizes is not None else (SIZES_QUICK if args.quick else SIZES)))
-    args.levels = sorted(args.levels or ([1e-4, 1e-7, 1e-10] if args.quick else [1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-11]),
-                         reverse=True)
-    args.n_save = args.n_save or (150 if args.quick else 250)
+    args.sizes = sorted(set(args.sizes))
+    args.levels = sorted(args.levels, reverse=True)
+    p.require_positive(args, "seeds", "n_save", "batch_size")
+    if args.rtol is not None and not args.rtol > 0:
+        p.error(f"--rtol must be positive, got {args.rtol}")
     if args.k_min < 1 or args.k_max < args.k_min or args.horizon <= max(args.k_max, 21) or args.k_step < 1:
         p.error("need 1 <= --k-min <= --k-max < --horizon (and --horizon > 21), --k-step >= 1")
     if any(not (1e-16 <= lv <= 1 and np.isclose(np.log10(lv), np.round(np.log10(lv)))) for lv in args.levels):
@@ -423,52 +417,21 @@ def tolerance_check(args, table, runs):
     rtol = panel_rtol("fig1a", args)
     return check(f"fig5 (seed 0, k = 10 and 20): relative tail errors at L ≤ {args.levels[-1]:g} agree within "
                  f"{100 * TOLERANCE_AGREEMENT:g}% between rtol {rtol:g} and {rtol / 100:g}",
-                 "tolerance check (DESIGN.md)", worst, TOLERANCE_AGREEMENT, worst <= TOLERANCE_AGREEMENT,
+                 "tolerance check (docs/design.md)", worst, TOLERANCE_AGREEMENT, worst <= TOLERANCE_AGREEMENT,
                  kind="sanity", predictions=["000-P14"], relative_differences=diffs), {"relative_differences": diffs}
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("extrapolation_phase", parse_args, science, argv)
+
+
+def science(args, checks, results):
     panels = panel_settings(args)
-    print(f"extrapolation_phase: panels {list(panels)}, {args.seeds} seed(s), levels {args.levels}, "
-          f"horizon {args.horizon}{' (quick)' if args.quick else ''}", flush=True)
-    for name, p in panels.items():
-        print(f"{name}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
-              f"scale {p['scale']:g}, k ∈ {panel_ks(name, args, panels)}, t1 = {p['t1_quick' if args.quick else 't1']:g}, "
-              f"rtol {panel_rtol(name, args, panels):g}")
+    print_plan(args, panels)
     with dask_executor(args.dask) as executor:
         runs_of = run_panels(panels, args, executor)
         tight = tight_runs(args, executor) if "fig1a" in panels else None
-    checks, results, tables = [], {}, {}
-    for name in panels:
-        runs = runs_of[name]
-        table = xs.errors_at_levels(runs, panels, args.levels, args.horizon)
-        print(f"{name}:", flush=True)
-        tables[name] = table
-        c, r = panel_checks(name, table, args, panels, runs)
-        for entry in c:  # every check of a panel says how many of its runs the solver did not carry through
-            entry.update(runs=len(runs), solver_failed=int(table["solver_failed"].sum()),
-                         not_converged=int((~table["converged"]).sum()),
-                         reached_lowest_level=float(np.mean(table["reached"][-1])))
-        checks += c
-        statuses = [run.status for run in runs]
-        failed_ks = sorted({int(k) for k in table["k"][~table["converged"]]})
-        if failed_ks:
-            print(f"  {int((~table['converged']).sum())} of {len(runs)} runs not carried through by the solver "
-                  f"(loss rose: {int(table['solver_failed'].sum())}; statuses {sorted(set(statuses))}); k = {failed_ks}; "
-                  f"their last valid state is used", flush=True)
-        ks = panel_ks(name, args, panels)
-        results[name] = {"d": panels[name]["d"], "ks": ks, "levels": args.levels, "error": table["error"],
-                         "loss_read": table["loss"], "reached": table["reached"], "k_of_run": table["k"],
-                         "seed_of_run": table["seed"], "zero_baseline": table["zero"],
-                         "final_loss": table["final_loss"], "statuses": statuses,
-                         "solver_failed": table["solver_failed"], "converged": table["converged"], **r}
-        for i, level in enumerate(args.levels):
-            med, _, _ = xs.by_k(table["error"][i], table["k"], ks)
-            print(f"  L ≤ {level:.0e} ({100 * table['reached'][i].mean():3.0f}% reached): median error by k "
-                  + " ".join(f"{k}:{m:.2g}" for k, m in zip(ks, med)), flush=True)
+    tables = {name: panel_results(name, args, panels, runs_of[name], checks, results) for name in panels}
     if "fig1a" in panels:
         c, r = figure5_checks(runs_of["fig1a"], args)
         checks += c
@@ -481,11 +444,46 @@ def main(argv=None):
         checks += c
         results["fig6"] = r
     make_figures(args, panels, runs_of, tables)
-    write_summary(args.out, "extrapolation_phase", {**vars(args), "panels_settings": panels}, checks, results, started)
     print()
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(checks)
+    return {"panels_settings": panels}
+
+
+def print_plan(args, panels):
+    print(f"extrapolation_phase: panels {list(panels)}, {args.seeds} seed(s), levels {args.levels}, "
+          f"horizon {args.horizon}{' (quick)' if args.quick else ''}", flush=True)
+    for name, p in panels.items():
+        print(f"{name}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
+              f"scale {p['scale']:g}, k ∈ {panel_ks(name, args, panels)}, t1 = {p['t1_quick' if args.quick else 't1']:g}, "
+              f"rtol {panel_rtol(name, args, panels):g}")
+
+
+def panel_results(name, args, panels, runs, checks, results):
+    """One panel's errors at the loss levels, its checks and results; returns its table."""
+    table = xs.errors_at_levels(runs, panels, args.levels, args.horizon)
+    print(f"{name}:", flush=True)
+    c, r = panel_checks(name, table, args, panels, runs)
+    for entry in c:  # every check of a panel says how many of its runs the solver did not carry through
+        entry.update(runs=len(runs), solver_failed=int(table["solver_failed"].sum()),
+                     not_converged=int((~table["converged"]).sum()),
+                     reached_lowest_level=float(np.mean(table["reached"][-1])))
+    checks += c
+    statuses = [run.status for run in runs]
+    failed_ks = sorted({int(k) for k in table["k"][~table["converged"]]})
+    if failed_ks:
+        print(f"  {int((~table['converged']).sum())} of {len(runs)} runs not carried through by the solver "
+              f"(loss rose: {int(table['solver_failed'].sum())}; statuses {sorted(set(statuses))}); k = {failed_ks}; "
+              f"their last valid state is used", flush=True)
+    ks = panel_ks(name, args, panels)
+    results[name] = {"d": panels[name]["d"], "ks": ks, "levels": args.levels, "error": table["error"],
+                     "loss_read": table["loss"], "reached": table["reached"], "k_of_run": table["k"],
+                     "seed_of_run": table["seed"], "zero_baseline": table["zero"],
+                     "final_loss": table["final_loss"], "statuses": statuses,
+                     "solver_failed": table["solver_failed"], "converged": table["converged"], **r}
+    for i, level in enumerate(args.levels):
+        med, _, _ = xs.by_k(table["error"][i], table["k"], ks)
+        print(f"  L ≤ {level:.0e} ({100 * table['reached'][i].mean():3.0f}% reached): median error by k "
+              + " ".join(f"{k}:{m:.2g}" for k, m in zip(ks, med)), flush=True)
+    return table
 
 
 def make_figures(args, panels, runs_of, tables):

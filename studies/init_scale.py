@@ -28,14 +28,11 @@ Example:  python studies/init_scale.py --quick --out out/init_scale
 
 from __future__ import annotations
 
-import os
-import time
-
 import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import dask_option, exit_code, print_checks, save_figure, study_parser, write_summary
+from gflow.study import dask_option, QuickFull, run_study, save_figure, study_parser
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
@@ -47,30 +44,28 @@ SEEDS = 10
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/init_scale", "output folder (figure, sweep, summary.json)",
                       "two scales, three k, one seed (under a minute)")
-    p.add_argument("--scales", type=float, nargs="+", default=None,
-                   help="initialization scales (default 1e-5 1e-3 1e-2 1e-1; quick: 1e-5 1e-1)")
-    p.add_argument("--ks", type=int, nargs="+", default=None, help="training lengths (default 4, 6, …, 30; quick: 8 14 20)")
-    p.add_argument("--seeds", type=int, default=None, help=f"seeds per (scale, k) (default {SEEDS}; quick: 1)")
-    p.add_argument("--level", type=float, default=None,
-                   help="loss level (a power of ten) at which errors are read (default 1e-9)")
+    p.add_argument("--scales", type=float, nargs="+", default=QuickFull([1e-5, 1e-3, 1e-2, 1e-1], quick=[1e-5, 1e-1]),
+                   help="initialization scales")
+    p.add_argument("--ks", type=int, nargs="+", default=QuickFull(list(range(4, 31, 2)), quick=[8, 14, 20]),
+                   help="training lengths")
+    p.add_argument("--seeds", type=int, default=QuickFull(SEEDS, quick=1), help="seeds per (scale, k)")
+    p.add_argument("--level", type=float, default=1e-9, help="loss level (a power of ten) at which errors are read")
     p.add_argument("--t1", type=float, default=1e10, help="integration time of every flow")
     p.add_argument("--horizon", type=int, default=an.extrapolation.DEFAULT_HORIZON, help="evaluation horizon H")
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="solver rtol (gflow resolves the loss relative to itself down to its rounding floor; before "
                         "issue 24 it was resolved only down to ≈ 1e-11 at rtol 1e-8)")
-    p.add_argument("--n-save", type=int, default=None, help="saved times per run (default 250; quick: 150)")
+    p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
     p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
     dask_option(p)
     p.add_argument("--max-steps", type=int, default=60_000,
                    help="solver steps per flow before it is stopped (the flows to L = 1e-9 need ≈ 25k at rtol 1e-8)")
     args = p.parse_args(argv)
-    args.scales = sorted(args.scales or ([1e-5, 1e-1] if args.quick else [1e-5, 1e-3, 1e-2, 1e-1]))
-    args.ks = sorted(args.ks or ([8, 14, 20] if args.quick else list(range(4, 31, 2))))
-    args.seeds = args.seeds or (1 if args.quick else SEEDS)
-    args.level = args.level or 1e-9
-    args.n_save = args.n_save or (150 if args.quick else 250)
-    if len(args.scales) < 2 or any(s <= 0 for s in args.scales):
-        p.error("--scales needs at least two positive scales")
+    args.scales = sorted(args.scales)
+    args.ks = sorted(args.ks)
+    p.require_positive(args, "scales", "seeds", "level", "t1", "rtol", "n_save", "batch_size", "max_steps")
+    if len(args.scales) < 2:
+        p.error("--scales needs at least two scales")
     if min(args.ks) < 1 or max(args.ks) >= args.horizon:
         p.error("need 1 <= k < --horizon")
     return args
@@ -87,9 +82,10 @@ def critical_k(ks, medians, threshold=EXTRAPOLATES) -> float:
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("init_scale", parse_args, science, argv)
+
+
+def science(args, checks, results):
     print(f"init_scale: scales {args.scales}, k ∈ {args.ks}, {args.seeds} seed(s), read at L ≤ {args.level:g} "
           f"(t1 = {args.t1:g}), H = {args.horizon}{' (quick)' if args.quick else ''}", flush=True)
     with dask_executor(args.dask) as executor:
@@ -115,8 +111,8 @@ def main(argv=None):
     if n_bad:
         print(f"  {n_bad} of {len(runs)} runs not carried through by the solver (loss rose: "
               f"{int(table['solver_failed'].sum())}); their last valid state is used", flush=True)
-    checks = scale_checks(args, mean_by_seed, crit_by_seed, beyond)
-    results = {"scales": args.scales, "ks": args.ks, "median_error": medians,
+    checks += scale_checks(args, mean_by_seed, crit_by_seed, beyond)
+    results.update({"scales": args.scales, "ks": args.ks, "median_error": medians,
                "critical_k_of_median": [critical_k(ks, m) for m in medians],
                "mean_error_by_seed": [{str(k): v for k, v in m.items()} for m in mean_by_seed],
                "critical_k_by_seed": [{str(k): v for k, v in c.items()} for c in crit_by_seed],
@@ -124,15 +120,11 @@ def main(argv=None):
                "loss_read_per_run": table["loss"][0], "k_of_run": table["k"], "seed_of_run": table["seed"],
                "scale_of_run": scale_of_run, "zero_baseline": table["zero"],
                "statuses": [r.status for r in runs], "solver_failed": table["solver_failed"],
-               "converged": table["converged"]}
+               "converged": table["converged"]})
     for entry in checks:
         entry.update(runs=len(runs), solver_failed=int(table["solver_failed"].sum()), not_converged=n_bad)
     make_figure(args, table, scale_of_run, [critical_k(ks, m) for m in medians])
-    write_summary(args.out, "init_scale", vars(args), checks, results, started)
     print()
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and init_scale.png in {time.time() - started:.1f} s")
-    return exit_code(checks)
 
 
 def seed_critical_k(table, select, ks, beyond: float) -> dict:
