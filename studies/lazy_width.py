@@ -69,7 +69,6 @@ Example:  python studies/lazy_width.py --quick --out out/lazy_width_quick
 from __future__ import annotations
 
 import math
-import os
 import time
 from typing import NamedTuple
 
@@ -83,7 +82,7 @@ import gflow
 # noqa: E402
 from gflow import analysis as an, GflowInputError
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
            "003": "seed 003 (Cayci & Eryilmaz)"}
@@ -136,11 +135,12 @@ POSITION_RATIO_MAX = LOSS_RATIO_MAX
 # ------------------------------------------------------------------------------------------------ arguments
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/lazy_width", "output folder for the figure and summary.json",
-                      "widths 64 … 512, two seeds")
-    p.add_argument("--widths", type=int, nargs="+", default=None,
-                   help="hidden widths m, powers of two (default 64 … 4096; quick: 64 … 512)")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="random initializations per width (default 10, ours: the papers have no experiments; quick: 2)")
+                     "widths 64 … 512, two seeds", validate=validate)
+    p.add_argument("--widths", type=int, nargs="+",
+                   default=QuickFull([64, 128, 256, 512, 1024, 2048, 4096], quick=[64, 128, 256, 512]),
+                   help="hidden widths m, powers of two")
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=2),
+                   help="random initializations per width (10 is ours: the papers have no experiments)")
     p.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS,
                    help="which papers' models to train")
     p.add_argument("--length", type=int, default=6, help="sequence length L (≥ 3)")
@@ -153,9 +153,8 @@ def parse_args(argv=None):
     p.add_argument("--label-rms", type=float, default=1.0, help="teacher labels scaled to this RMS (our choice)")
     p.add_argument("--tau", type=float, default=2.0, help="rescaled training time τ (t = τ/m for 002/004, τ for 003)")
     p.add_argument("--eta", type=float, default=0.04, help="rescaled GD step η̄ (η = η̄/m for 002/004, η̄ for 003)")
-    p.add_argument("--solver-check-widths", type=int, default=None,
-                   help="repeat the smallest this many widths at η̄/4 (seed 0) as the GD-vs-flow check "
-                        "(default 2; quick: 1)")
+    p.add_argument("--solver-check-widths", type=int, default=QuickFull(2, quick=1),
+                   help="repeat the smallest this many widths at η̄/4 (seed 0) as the GD-vs-flow check")
     p.add_argument("--no-centering", dest="centering", action="store_false",
                    help="train F(θ) instead of the centered F(θ) − F(θ0)")
     p.add_argument("--rate-tolerance", type=float, default=0.1,
@@ -163,39 +162,33 @@ def parse_args(argv=None):
     p.add_argument("--movement-tolerance", type=float, default=0.15,
                    help="two-sided tolerance on fitted exponent − paper's rate for the movement scalings")
     p.add_argument("--task-seed", type=int, default=0, help="seed of the teacher and the sample")
-    args = p.parse_args(argv)
-    args.widths = args.widths or ([64, 128, 256, 512] if args.quick else [64, 128, 256, 512, 1024, 2048, 4096])
-    args.seeds = args.seeds if args.seeds is not None else (2 if args.quick else 10)
-    if args.solver_check_widths is None:
-        args.solver_check_widths = 1 if args.quick else 2
-    validate(args)
-    return args
+    return p.parse_args(argv)
 
 
 def validate(args):
-    """Clear errors for bad input, before any compilation."""
+    """Clear errors for bad input, naming the flag, before any compilation (argparse errors through the parser)."""
     widths = list(args.widths)
     for m in widths:
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2 or (m & (m - 1)):
-            raise GflowInputError(f"`widths` must be powers of two >= 2, got {m!r}")
+            raise GflowInputError(f"--widths must be powers of two >= 2, got {m!r}")
     if len(set(widths)) < 2:
-        raise GflowInputError(f"`widths` must hold at least two distinct widths to fit exponents, got {widths}")
+        raise GflowInputError(f"--widths must hold at least two distinct widths to fit exponents, got {widths}")
     args.widths = sorted(set(int(m) for m in widths))
     for name in ("seeds", "n", "n_test"):
         if getattr(args, name) < 1:
-            raise GflowInputError(f"`{name.replace('_', '-')}` must be >= 1, got {getattr(args, name)}")
+            raise GflowInputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.length < 3 or args.d < 3:
-        raise GflowInputError(f"`length` and `d` must be >= 3 (normalized sequences), got {args.length}, {args.d}")
+        raise GflowInputError(f"--length and --d must be >= 3 (normalized sequences), got {args.length}, {args.d}")
     for name in ("eps_x", "alpha", "label_rms", "tau", "eta", "rate_tolerance", "movement_tolerance"):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
-            raise GflowInputError(f"`{name.replace('_', '-')}` must be a positive finite number, got {value}")
+            raise GflowInputError(f"--{name.replace('_', '-')} must be a positive finite number, got {value}")
     if args.eta > args.tau:
-        raise GflowInputError(f"`eta` ({args.eta}) must not exceed `tau` ({args.tau}): at least one GD step")
+        raise GflowInputError(f"--eta ({args.eta}) must not exceed --tau ({args.tau}): at least one GD step")
     if args.solver_check_widths < 0:
-        raise GflowInputError(f"`solver-check-widths` must be >= 0, got {args.solver_check_widths}")
+        raise GflowInputError(f"--solver-check-widths must be >= 0, got {args.solver_check_widths}")
     if not args.settings:
-        raise GflowInputError("`settings` must name at least one of " + ", ".join(SETTINGS))
+        raise GflowInputError("--settings must name at least one of " + ", ".join(SETTINGS))
     args.settings = list(dict.fromkeys(args.settings))
 
 
@@ -580,7 +573,7 @@ def solver_check(setting, args, task, rows, checks, results):
         worst = max(worst, max(diffs.values()))
     checks.append(check(f"[{setting}] GD follows the flow: η̄ and η̄/4 give the same movement, linearization error "
                         f"and loss ratio within {SOLVER_RTOL:g} (widths {widths}, max relative difference)",
-                        "solver check (DESIGN.md: repeat at a finer step)", worst, SOLVER_RTOL, worst <= SOLVER_RTOL,
+                        "solver check (docs/design.md: repeat at a finer step)", worst, SOLVER_RTOL, worst <= SOLVER_RTOL,
                         kind="sanity"))
     results[setting]["solver_check"] = detail
 
@@ -682,30 +675,17 @@ def make_figure(args, all_rows, results):
 
 # --------------------------------------------------------------------------------------------------- main
 def main(argv=None):
+    return run_study("lazy_width", parse_args, science, argv)
+
+
+def science(args, checks, results):
     started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
     print(f"lazy_width: settings {args.settings}, widths {args.widths}, {args.seeds} seed(s), L = {args.length}, "
           f"d = {args.d}, N = {args.n}, τ = {args.tau:g}, η̄ = {args.eta:g}", flush=True)
-    checks, results, all_rows = [], {}, {}
+    all_rows = {}
     for setting in args.settings:
         task = make_task(setting, args)
-        rows = {}
-        for m in args.widths:
-            rows[m], seconds = [], 0.0
-            for seed in range(args.seeds):
-                row, dt = train(setting, seed, m, args, task, args.eta)
-                rows[m].append(row)
-                seconds += dt
-            med = {k: np.median([r[k] for r in rows[m]]) for k in ("rescaled_movement", "neuron_movement",
-                                                                   "linearization_error", "loss_ratio")}
-            flips, gap = (np.median([r.get(k, np.nan) for r in rows[m]]) for k in ("flip_fraction",
-                                                                                    "generalization_gap"))
-            print(f"  [{setting}] m = {m:5d}: √m‖Δθ‖ {med['rescaled_movement']:.3g}, √m max‖ΔΘ_i‖ "
-                  f"{med['neuron_movement']:.3g}, |F − F^Lin| {med['linearization_error']:.3g}, flips {flips:.3g}, "
-                  f"loss ratio {med['loss_ratio']:.3g}, gap {gap:.3g} ({seconds:.1f} s, total "
-                  f"{time.time() - started:.0f} s)", flush=True)
-        all_rows[setting] = rows
+        rows = all_rows[setting] = train_widths(setting, args, task, started)
         analyse(setting, rows, args, checks, results)
         if setting != "003" and "init_hidden_norms" not in results:  # 002 and 004 share W, A and the inputs
             init_checks(setting, rows, args, checks, results)
@@ -716,28 +696,49 @@ def main(argv=None):
         if args.solver_check_widths:
             solver_check(setting, args, task, rows, checks, results)
     make_figure(args, all_rows, results)
-    config = dict(vars(args))
-    config.update(integrator="full-batch GD (explicit Euler for the gradient flow), step η = η̄·s(m), "
-                             "s(m) = 1/m (002/004), 1 (003); repeated at η̄/4 on the smallest widths",
-                  loss="SampleLoss, convention 'L' (no 1/2), mean over the N sequences",
-                  output_scale="λ = 1 (the papers' λ = ε/(10Lρ) replaced by centering, see module docstring)",
-                  teachers={"004": "token_sum_teacher, Φ = z², p = 1", "002": "sequence_concept_teacher, Φ = z², p = 1",
-                            "003": "transport_teacher (defaults: M = 4096, ν̄ = 1), unit-ball inputs"},
-                  a_priori_thresholds={"loss_ratio_max": LOSS_RATIO_MAX, "neuron_growth_max": NEURON_GROWTH_MAX,
-                                       "solver_rtol": SOLVER_RTOL, "p14_reduction_min": P14_REDUCTION_MIN,
-                                       "gap_growth_max": GAP_GROWTH_MAX, "position_ratio_max": POSITION_RATIO_MAX,
-                                       "lambda_ratio_max": 1.0, "rate_tolerance": args.rate_tolerance,
-                                       "movement_tolerance": args.movement_tolerance},
-                  paper_rates={s: {k: {"exponent": v[0], "kind": v[1], "source": v[2]} for k, v in r.items()}
-                               for s, r in PAPER_RATES.items() if s in args.settings})
-    summary = write_summary(args.out, "lazy_width", config, checks, results, started)
-    print_checks(checks)
     for setting in args.settings:
         table = results[setting]["exponents_vs_papers"]
         print(f"  [{setting}] exponents (fitted vs paper): " + ", ".join(
             f"{k} {v['fitted']:+.3f} vs {v['paper']:+.3f} ({v['kind']})" for k, v in table.items()))
-    print(f"wrote {args.out}/summary.json and lazy_width.png in {time.time() - started:.1f} s")
-    return exit_code(summary["checks"])
+    return configuration(args)
+
+
+def train_widths(setting, args, task, started):
+    """{m: [one row per seed]}: every width and seed of one setting trained."""
+    rows = {}
+    for m in args.widths:
+        rows[m], seconds = [], 0.0
+        for seed in range(args.seeds):
+            row, dt = train(setting, seed, m, args, task, args.eta)
+            rows[m].append(row)
+            seconds += dt
+        med = {k: np.median([r[k] for r in rows[m]]) for k in ("rescaled_movement", "neuron_movement",
+                                                               "linearization_error", "loss_ratio")}
+        flips, gap = (np.median([r.get(k, np.nan) for r in rows[m]]) for k in ("flip_fraction",
+                                                                                "generalization_gap"))
+        print(f"  [{setting}] m = {m:5d}: √m‖Δθ‖ {med['rescaled_movement']:.3g}, √m max‖ΔΘ_i‖ "
+              f"{med['neuron_movement']:.3g}, |F − F^Lin| {med['linearization_error']:.3g}, flips {flips:.3g}, "
+              f"loss ratio {med['loss_ratio']:.3g}, gap {gap:.3g} ({seconds:.1f} s, total "
+              f"{time.time() - started:.0f} s)", flush=True)
+    return rows
+
+
+def configuration(args) -> dict:
+    """What summary.json records beside the arguments: the integrator, loss, teachers and a-priori thresholds."""
+    return dict(
+        integrator="full-batch GD (explicit Euler for the gradient flow), step η = η̄·s(m), s(m) = 1/m (002/004), 1 "
+                   "(003); repeated at η̄/4 on the smallest widths",
+        loss="SampleLoss, convention 'L' (no 1/2), mean over the N sequences",
+        output_scale="λ = 1 (the papers' λ = ε/(10Lρ) replaced by centering, see module docstring)",
+        teachers={"004": "token_sum_teacher, Φ = z², p = 1", "002": "sequence_concept_teacher, Φ = z², p = 1",
+                  "003": "transport_teacher (defaults: M = 4096, ν̄ = 1), unit-ball inputs"},
+        a_priori_thresholds={"loss_ratio_max": LOSS_RATIO_MAX, "neuron_growth_max": NEURON_GROWTH_MAX,
+                             "solver_rtol": SOLVER_RTOL, "p14_reduction_min": P14_REDUCTION_MIN,
+                             "gap_growth_max": GAP_GROWTH_MAX, "position_ratio_max": POSITION_RATIO_MAX,
+                             "lambda_ratio_max": 1.0, "rate_tolerance": args.rate_tolerance,
+                             "movement_tolerance": args.movement_tolerance},
+        paper_rates={s: {k: {"exponent": v[0], "kind": v[1], "source": v[2]} for k, v in r.items()}
+                     for s, r in PAPER_RATES.items() if s in args.settings})
 
 
 if __name__ == "__main__":

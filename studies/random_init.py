@@ -66,7 +66,6 @@ Example:  python studies/random_init.py --quick --out out/random_init_quick
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import jax
@@ -76,7 +75,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.analysis import empirical_ntk
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SRC002 = "seed 002 (Panigrahi & Goyal 2021)"
 SRC003 = "seed 003 (Cayci & Eryilmaz)"
@@ -111,49 +110,40 @@ def unfrozen(x):
 # ------------------------------------------------------------------------------------------------ arguments
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/random_init", "output folder for the figure and summary.json",
-                     "widths 128 … 512, L ∈ {4, 8}, 3 seeds, NTK widths 64 … 1024, products at m = 256, L = 16")
-    p.add_argument("--seeds", type=int, default=None, help="random initializations (default 10; quick: 3)")
-    p.add_argument("--widths", type=int, nargs="+", default=None,
-                   help="widths m of the ReLU RNN, parts A/B (default 256 … 4096; quick: 128 … 512)")
-    p.add_argument("--lengths", type=int, nargs="+", default=None,
-                   help="sequence lengths L ≥ 3 (default 4 8 12 16; quick: 4 8)")
+                     "widths 128 … 512, L ∈ {4, 8}, 3 seeds, NTK widths 64 … 1024, products at m = 256, L = 16",
+                     validate=validate)
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=3), help="random initializations")
+    p.add_argument("--widths", type=int, nargs="+", default=QuickFull([256, 512, 1024, 2048, 4096], quick=[128, 256, 512]),
+                   help="widths m of the ReLU RNN, parts A/B")
+    p.add_argument("--lengths", type=int, nargs="+", default=QuickFull([4, 8, 12, 16], quick=[4, 8]),
+                   help="sequence lengths L ≥ 3")
     p.add_argument("--d", type=int, default=6, help="token dimension d ≥ 3 (parts A/B)")
-    p.add_argument("--sequences", type=int, default=None,
-                   help="normalized sequences per seed and length (default 16; quick: 8)")
+    p.add_argument("--sequences", type=int, default=QuickFull(16, quick=8),
+                   help="normalized sequences per seed and length")
     p.add_argument("--eps-x", type=float, default=0.05,
                    help="token scale ε_x of part A's checks (Thm 4.5 needs ε_x < 1/L)")
     p.add_argument("--eps-x-scan", type=float, nargs="*", default=[0.01, 0.1],
                    help="further ε_x values for part A, reported (results, figure), not checked")
-    p.add_argument("--product-width", type=int, default=None,
-                   help="width m of 004-P7's products D W ⋯ D W, part D (default 512; quick: 256)")
-    p.add_argument("--product-length", type=int, default=None,
-                   help="sequence length L ≥ 3 of 004-P7, gaps 1 … L − 1 (default 32; quick: 16)")
-    p.add_argument("--ntk-widths", type=int, nargs="+", default=None,
-                   help="even widths m of seed 003's RNN, part C (default 64 … 16384; quick: 64 … 1024)")
+    p.add_argument("--product-width", type=int, default=QuickFull(512, quick=256),
+                   help="width m of 004-P7's products D W ⋯ D W, part D")
+    p.add_argument("--product-length", type=int, default=QuickFull(32, quick=16),
+                   help="sequence length L ≥ 3 of 004-P7, gaps 1 … L − 1")
+    p.add_argument("--ntk-widths", type=int, nargs="+",
+                   default=QuickFull([2**k for k in range(6, 15)], quick=[64, 128, 256, 512, 1024]),
+                   help="even widths m of seed 003's RNN, part C")
     p.add_argument("--ntk-length", type=int, default=8, help="sequence length T of part C")
     p.add_argument("--ntk-d", type=int, default=4, help="input dimension d of part C")
     p.add_argument("--ntk-sequences", type=int, default=8, help="input sequences N of part C (fixed for all seeds)")
-    p.add_argument("--ntk-reference", type=int, default=None,
-                   help="Monte-Carlo neurons for the limit kernel κ_t (default 2^20; quick: 2^15)")
+    p.add_argument("--ntk-reference", type=int, default=QuickFull(2**20, quick=2**15),
+                   help="Monte-Carlo neurons for the limit kernel κ_t")
     p.add_argument("--alpha", type=float, default=0.5, help="|W_ii(0)| = α of seed 003 (the paper assumes α ∈ (0, 1))")
     p.add_argument("--activation", default="tanh", choices=("tanh", "logistic", "gaussian"),
                    help="seed 003's C² activation")
-    args = p.parse_args(argv)
-    args.seeds = args.seeds if args.seeds is not None else (3 if args.quick else 10)
-    args.widths = args.widths or ([128, 256, 512] if args.quick else [256, 512, 1024, 2048, 4096])
-    args.lengths = args.lengths or ([4, 8] if args.quick else [4, 8, 12, 16])
-    args.sequences = args.sequences or (8 if args.quick else 16)
-    args.product_width = args.product_width or (256 if args.quick else 512)
-    args.product_length = args.product_length or (16 if args.quick else 32)
-    args.ntk_widths = args.ntk_widths or ([64, 128, 256, 512, 1024] if args.quick else
-                                          [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])
-    args.ntk_reference = args.ntk_reference or (2**15 if args.quick else 2**20)
-    validate(args)
-    return args
+    return p.parse_args(argv)
 
 
 def validate(args):
-    """Clear errors for bad input, before any compilation."""
+    """Clear errors for bad input, naming the flag, before any compilation (argparse errors through the parser)."""
     for name in ("seeds", "sequences", "ntk_length", "ntk_d", "ntk_sequences", "product_width"):
         if getattr(args, name) < 1:
             raise GflowInputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
@@ -170,7 +160,7 @@ def validate(args):
     if args.product_length < 3:
         raise GflowInputError(f"--product-length must be >= 3 (normalized sequences), got {args.product_length}")
     if len(set(rerandomized_counts(args.widths[-1]))) < 2:
-        raise GflowInputError(f"the largest of --widths must be >= 24 (004-P15 re-draws m/256 … m/16 rows, at least "
+        raise GflowInputError(f"--widths: the largest must be >= 24 (004-P15 re-draws m/256 … m/16 rows, at least "
                               f"two distinct counts), got {args.widths[-1]}")
     for value in (args.eps_x, *args.eps_x_scan, args.alpha):
         if not (math.isfinite(value) and value > 0):
@@ -179,8 +169,8 @@ def validate(args):
         raise GflowInputError(f"--ntk-reference ({args.ntk_reference}) must be at least twice the largest NTK width")
     args.eps_xs = [args.eps_x] + [e for e in args.eps_x_scan if e != args.eps_x]
     if len(set(args.eps_xs + [1.0 / args.lengths[-1]])) < 2:
-        raise GflowInputError("004-P10 fits an exponent in ε_x over --eps-x, --eps-x-scan and 1/L: give --eps-x-scan "
-                              "a value other than --eps-x = 1/L")
+        raise GflowInputError("--eps-x-scan needs a value other than --eps-x = 1/L (004-P10 fits an exponent in ε_x "
+                              "over --eps-x, --eps-x-scan and 1/L)")
 
 
 # ------------------------------------------------------------------------------ A. decoding h^(L) (seed 002)
@@ -890,12 +880,12 @@ def stability_panels(args, r, axes):
 
 # ------------------------------------------------------------------------------ main
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("random_init", parse_args, science, argv)
+
+
+def science(args, checks, results):
     print(f"random_init: widths {args.widths}, L ∈ {args.lengths}, d = {args.d}, ε_x ∈ {args.eps_xs}, {args.seeds} "
           f"seeds; NTK widths {args.ntk_widths}", flush=True)
-    checks, results = [], {}
     print("A/B. seeds 002 and 004 at initialization", flush=True)
     per_width = run_widths(args)
     part_a_checks(args, per_width, checks, results)
@@ -907,8 +897,7 @@ def main(argv=None):
     ntk = run_ntk(args)
     part_c_checks(args, ntk, checks, results)
     make_figure(args, results)
-    config = dict(vars(args))
-    config.update(a_priori_thresholds={
+    return dict(a_priori_thresholds={
         "falls": FALLS, "grows": GROWS, "exponential_rate": EXPONENTIAL_RATE, "ratio_max": RATIO_MAX,
         "bounded_exponent": BOUNDED_EXPONENT, "not_shrinking": NOT_SHRINKING,
         "decorrelation_rate": DECORRELATION_RATE, "ntk_band": list(NTK_BAND), "identity_rtol": IDENTITY_RTOL,
@@ -919,10 +908,6 @@ def main(argv=None):
                 "003": f"elman_cayci_eryilmaz ({args.activation}, α = {args.alpha:g})"},
         inputs={"002/004": "normalized_token_sequences (uniform true tokens), null_sequence",
                 "003": "unit_ball_sequences, fixed across seeds"})
-    write_summary(args.out, "random_init", config, checks, results, started)
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and random_init.png in {time.time() - started:.1f} s")
-    return exit_code(checks)
 
 
 if __name__ == "__main__":

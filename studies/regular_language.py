@@ -29,7 +29,6 @@ Example:  python studies/regular_language.py --quick --out out/regular_language_
 
 from __future__ import annotations
 
-import os
 import time
 
 import jax
@@ -39,7 +38,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.objectives import TOKEN_DIM
-from gflow.study import check, exit_code, over_seeds, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
 REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
@@ -51,34 +50,28 @@ GAP_GROWTH = 0.1  # P5: gap(largest m) − gap(smallest m) ≤ this (ours)
 
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/regular_language", "output folder for figures, summary.json",
-                      "two widths, two seeds, smaller sets")
+                     "two widths, two seeds, smaller sets", validate=validate)
     p.add_argument("--languages", nargs="+", default=list(gflow.objectives.LANGUAGES), help="languages (d_l1 parity contains)")
     p.add_argument("--pattern", default="101", help="substring of the 'contains' language")
     p.add_argument("--length", type=int, default=10, help="string length L (sequences have L + 2 tokens)")
-    p.add_argument("--widths", type=int, nargs="+", default=None, help="widths m (default 16 32 64 128 256; "
-                   "quick 16 128)")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="seeds per (language, width), each its own split and init (default 10, ours: the paper's "
-                        "count is lost; quick 2)")
-    p.add_argument("--n-train", type=int, default=None, help="training strings (default 256; quick 128)")
-    p.add_argument("--n-test", type=int, default=None, help="test strings (default 512; quick 256)")
-    p.add_argument("--steps", type=int, default=None, help="full-batch Adam steps (default 600)")
+    p.add_argument("--widths", type=int, nargs="+", default=QuickFull([16, 32, 64, 128, 256], quick=[16, 128]),
+                   help="widths m")
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=2),
+                   help="seeds per (language, width), each its own split and init (10 is ours: the paper's count is "
+                        "lost)")
+    p.add_argument("--n-train", type=int, default=QuickFull(256, quick=128), help="training strings")
+    p.add_argument("--n-test", type=int, default=QuickFull(512, quick=256), help="test strings")
+    p.add_argument("--steps", type=int, default=600, help="full-batch Adam steps")
     p.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     p.add_argument("--eps-x", type=float, default=0.1, help="ε_x of the normalized sequences (seed 002 Def. 3.1)")
     p.add_argument("--output-scale", type=float, default=1.0, help="λ (seed 002's small output factor)")
     p.add_argument("--min-test", type=float, default=0.75, help="P6 threshold on test accuracy at the largest width")
-    args = p.parse_args(argv)
-    q = args.quick
-    args.widths = sorted(args.widths or ([16, 128] if q else [16, 32, 64, 128, 256]))
-    args.seeds = args.seeds if args.seeds is not None else (2 if q else 10)
-    args.n_train = args.n_train if args.n_train is not None else (128 if q else 256)
-    args.n_test = args.n_test if args.n_test is not None else (256 if q else 512)
-    args.steps = args.steps if args.steps is not None else 600
-    validate(args)
-    return args
+    return p.parse_args(argv)
 
 
 def validate(args):
+    """Clear errors for bad input, naming the flag (argparse errors through the parser)."""
+    args.widths = sorted(args.widths)
     bad = [lang for lang in args.languages if lang not in gflow.objectives.LANGUAGES]
     if bad or not args.languages:
         raise GflowInputError(f"--languages must be among {gflow.objectives.LANGUAGES}, got {args.languages}")
@@ -224,9 +217,40 @@ def make_figure(args, rows):
 
 
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("regular_language", parse_args, science, argv)
+
+
+def science(args, checks, results):
+    rows = train_all(args)
+
+    def per_seed(lang, m, key):
+        return np.array([r[key] for r in sorted(rows, key=lambda r: r["seed"]) if r["language"] == lang and r["m"] == m])
+
+    def med(lang, m, key):
+        return float(np.median(per_seed(lang, m, key)))
+
+    hi = args.widths[-1]
+    checks += make_checks(args, per_seed)
+    findings = {lang: {"test_at_largest_width": med(lang, hi, "test"), "train_at_largest_width": med(lang, hi, "train"),
+                       "test_by_width": [med(lang, m, "test") for m in args.widths],
+                       "train_by_width": [med(lang, m, "train") for m in args.widths],
+                       "test_seen_in_train": float(np.mean([r["test_seen_in_train"] for r in rows
+                                                            if r["language"] == lang]))}
+                for lang in args.languages}
+    results.update(rows=rows, findings=findings)
+    make_figure(args, rows)
+    for lang, f in findings.items():
+        print(f"  {lang}: test accuracy at m = {hi}: {f['test_at_largest_width']:.3f} "
+              f"(train {f['train_at_largest_width']:.3f}; medians over {args.seeds} seeds; held-out test strings)")
+    return {"model": "gflow.models.elman_panigrahi_goyal (ReLU; W, A ~ N(0, 2/m) trained; B ~ N(0, 2) fixed)",
+            "token_encoding": "seed 002 Def. 3.1, d = 4: x̄(0) = (√3/2, 0, 1/2), x̄(1) = (0, √3/2, 1/2)",
+            "loss": "SampleLoss, last step, (1/N) Σ (λ F_L − y)², y = ±1",
+            "optimizer": "full-batch Adam (the paper's appendix, missing, probably used RMSProp)",
+            "scaled_down": "widths up to 256 on 2 shared CPU cores (brief suggested up to 1024)"}
+
+
+def train_all(args) -> list[dict]:
+    """One row per (language, seed, width): train and test accuracy, losses, relative movement."""
     rows = []
     total = len(args.languages) * len(args.widths) * args.seeds
     print(f"regular_language: {args.languages}, L = {args.length}, widths {args.widths}, {args.seeds} seed(s), "
@@ -249,35 +273,7 @@ def main(argv=None):
                 rows.append(row)
                 print(f"  [{count}/{total}] {lang} m={m} seed {seed}: loss {row['loss0']:.3g} → {row['loss']:.3g}, "
                       f"train {row['train']:.3f}, test {row['test']:.3f} ({time.time() - t0:.1f} s)", flush=True)
-
-    def per_seed(lang, m, key):
-        return np.array([r[key] for r in sorted(rows, key=lambda r: r["seed"]) if r["language"] == lang and r["m"] == m])
-
-    def med(lang, m, key):
-        return float(np.median(per_seed(lang, m, key)))
-
-    hi = args.widths[-1]
-    checks = make_checks(args, per_seed)
-    findings = {lang: {"test_at_largest_width": med(lang, hi, "test"), "train_at_largest_width": med(lang, hi, "train"),
-                       "test_by_width": [med(lang, m, "test") for m in args.widths],
-                       "train_by_width": [med(lang, m, "train") for m in args.widths],
-                       "test_seen_in_train": float(np.mean([r["test_seen_in_train"] for r in rows
-                                                            if r["language"] == lang]))}
-                for lang in args.languages}
-    make_figure(args, rows)
-    config = dict(vars(args))
-    config.update({"model": "gflow.models.elman_panigrahi_goyal (ReLU; W, A ~ N(0, 2/m) trained; B ~ N(0, 2) fixed)",
-                   "token_encoding": "seed 002 Def. 3.1, d = 4: x̄(0) = (√3/2, 0, 1/2), x̄(1) = (0, √3/2, 1/2)",
-                   "loss": "SampleLoss, last step, (1/N) Σ (λ F_L − y)², y = ±1",
-                   "optimizer": "full-batch Adam (the paper's appendix, missing, probably used RMSProp)",
-                   "scaled_down": "widths up to 256 on 2 shared CPU cores (brief suggested up to 1024)"})
-    write_summary(args.out, "regular_language", config, checks, {"rows": rows, "findings": findings}, started)
-    print_checks(checks)
-    for lang, f in findings.items():
-        print(f"  {lang}: test accuracy at m = {hi}: {f['test_at_largest_width']:.3f} "
-              f"(train {f['train_at_largest_width']:.3f}; medians over {args.seeds} seeds; held-out test strings)")
-    print(f"wrote {args.out}/summary.json and accuracy_vs_width.png in {time.time() - started:.1f} s")
-    return exit_code(checks)
+    return rows
 
 
 if __name__ == "__main__":
