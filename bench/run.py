@@ -1,5 +1,5 @@
 """Benchmark gflow's default (stiff, Gauss–Newton Rosenbrock-W) solver against the alternatives a researcher
-would otherwise use, on the reference problems R1–R4 of DESIGN.md / issue 3 and R5 of issue 6.
+would otherwise use, on the reference problems R1–R4 of docs/design.md ("Reference problems") / issue 3 and R5 of issue 6.
 
     python bench/run.py --quick                      # smoke run, < 3 min on a 2-core CPU
     python bench/run.py --json /tmp/bench.json       # full run (R1–R5), --budget s per baseline

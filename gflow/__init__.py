@@ -1,6 +1,6 @@
 """gflow: gradient-flow simulation of the training dynamics of recurrent networks (float64 by default).
 
-The subpackages follow the data path of DESIGN.md, each knowing only those before it:
+The subpackages follow the data path of docs/design.md ("Layers"), each knowing only those before it:
 
 =================  =================================================================================
 ``models``         recurrent networks as equinox modules; ``flatten``/``unflatten``; ``initializers``

@@ -8,7 +8,7 @@ next size in 1, 2, 3, 4, 6, 8, 12, 16, 24, … (powers of two and 1.5 × powers 
 program is padding), rounded up to a multiple of the number of devices; the padding rows repeat flow 0 and
 are dropped from the result. Hence batches of 17 … 24 flows share one program (no recompile), and — since a
 flow's arithmetic in a vmapped program does not depend on the other rows — a flow gives the same bits
-whatever batch of the same program size it lands in (gflow/sweep.py relies on this to resume bit for bit).
+whatever batch of the same program size it lands in (gflow/sweep/_sweep.py relies on this to resume bit for bit).
 """
 
 from __future__ import annotations

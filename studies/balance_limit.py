@@ -292,12 +292,12 @@ def main_checks(args, w0, f) -> list[dict]:
               rates=d["rate_balance"][-1], predictions=["000-P3"]),
         check(f"solver guard: relative drift of Q = AA^T - A^TA + BB^T - C^TC <= 10 rtol (max over all "
               f"{n_runs} w0 > 0 flows at rtol {args.rtol:g}; Q is conserved exactly by the flow)",
-              "spec 000 §3.3 (conserved under gradient flow); DESIGN.md", q_drift, 10 * args.rtol,
+              "spec 000 §3.3 (conserved under gradient flow); docs/design.md", q_drift, 10 * args.rtol,
               q_drift <= 10 * args.rtol, kind="sanity", predictions=["000-P2", "001-12"]),
-        check(f"solver guard: the max Q drift shrinks at rtol {tight:g} (100x tighter)", "solver check (DESIGN.md)",
+        check(f"solver guard: the max Q drift shrinks at rtol {tight:g} (100x tighter)", "solver check (docs/design.md)",
               f["q_drift_tight"], q_drift, f["q_drift_tight"] < q_drift, kind="sanity"),
         check(f"solver guard: every rho_bal(tau_eps) and min_t rho_bal of the {n_runs} w0 > 0 flows agrees "
-              f"within 1% (relative) between rtol {args.rtol:g} and {tight:g}", "tolerance check (DESIGN.md)",
+              f"within 1% (relative) between rtol {args.rtol:g} and {tight:g}", "tolerance check (docs/design.md)",
               worst_rel, 0.01, worst_rel <= 0.01, kind="sanity"),
     ]
 

@@ -318,7 +318,7 @@ def summarize_problem(problem, args, eta_sgd, checks):
                             len(stable), all(s == "completed" for s in stable), kind="sanity"))
         checks.append(check(f"{name}/{start} start: solving the flow at rtol/100 instead of rtol {args.rtol:g} moves "
                             f"every GD-to-flow parameter distance (all {n} η, all saved t) by <= 1% of the smallest "
-                            f"max_t distance", "tolerance check (DESIGN.md)", floor, 0.01 * smallest,
+                            f"max_t distance", "tolerance check (docs/design.md)", floor, 0.01 * smallest,
                             floor <= 0.01 * smallest, kind="sanity"))
 
     # Q drift from the general start: ∝ η at the horizon (main sweep), ∝ η and ∝ t in the early phase (short runs)

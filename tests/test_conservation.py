@@ -89,7 +89,7 @@ def test_diagonal_model_conserves_each_b_squared_minus_c_squared(small_loss):
 
 
 def test_restricted_symmetric_flow_equals_general_flow_on_the_manifold(small_loss):
-    """The "restricted" field (G + Gᵀ)/2 from a balanced start is what GD/GF on (A, B, C) does (DESIGN.md)."""
+    """The "restricted" field (G + Gᵀ)/2 from a balanced start is what GD/GF on (A, B, C) does (docs/design.md, "Numbers that must be right")."""
     sym = initializers.balanced(jax.random.key(7), 4, scale=0.3)
     gen = gflow.LinearRNN(sym.transition(), sym.B, sym.C)
     ts = np.linspace(0.0, REF_T1, REF_SAVES)

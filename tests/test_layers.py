@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, one way (issue 12): a subpackage of gflow imports only from the layers it builds on.
+"""The layers of docs/design.md, one way (issue 12): a subpackage of gflow imports only from the layers it builds on.
 Data layers (models, objectives, results) never import an integrator; analysis never integrates."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Discrete training from the same start as the flow: GD (explicit Euler), SGD, Adam and projected GD, with
-their update rules, step-size schedules and projections (DESIGN.md, integrators)."""
+their update rules, step-size schedules and projections (docs/design.md, "Layers")."""
 
 from ._fitted_teacher import fit_gru_teacher as fit_gru_teacher
 from ._projection import (

@@ -1,5 +1,5 @@
 """Gradient flow dθ/dt = −∇L(θ) as a stiff ODE: :func:`solve_flow` and its batched form :func:`solve_flows`, the
-diffrax term, and gflow's Rosenbrock-W solver for sums of squares (DESIGN.md, integrators)."""
+diffrax term, and gflow's Rosenbrock-W solver for sums of squares (docs/design.md, "Integrators")."""
 
 from ._descent import (
     DescentController as DescentController,

@@ -97,7 +97,7 @@ def _flow_term(terms) -> AbstractSumOfSquaresTerm:
 
 class _WoodburySolve(eqx.Module):
     """x = (I + c JᵀJ)⁻¹ b = b − c Jᵀ (I_m + c JJᵀ)⁻¹ J b, with an m × m Cholesky factor; J is an operator
-    with ``mv`` and ``rmv`` (gflow/_residual_jacobian.py), structured or a dense matrix."""
+    with ``mv`` and ``rmv`` (gflow/objectives/_residual_jacobian.py), structured or a dense matrix."""
 
     jac: eqx.Module
     chol: jax.Array

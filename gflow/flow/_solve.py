@@ -411,7 +411,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     adaptive steps and its own default ``atol`` (as :func:`solve_flow` would choose it), so flow i of a batch
     equals ``solve_flow`` of flow i to within the tolerance.
 
-    The batch runs in a program of a bucketed size (gflow/_batching.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
+    The batch runs in a program of a bucketed size (gflow/batching.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
     with copies of flow 0), so nearby batch sizes share one compiled program and a flow's result does not
     depend on which other flows share its batch. It is split over ``devices`` (default: every local device of
     the default backend) along the batch axis. ``program_size`` asks for a program of at least that many flows

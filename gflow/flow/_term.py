@@ -1,7 +1,7 @@
 """The vector field −∇L(θ) as a diffrax term that remembers it is a gradient flow of a sum of squares.
 
 Stock diffrax solvers see an ordinary ODE term. gflow's stiff solver also asks the term for the residuals r
-(L = ‖r‖²) so that it can use the Gauss–Newton structure of the Jacobian −2(JᵀJ + Σ r_j ∇²r_j) (DESIGN.md).
+(L = ‖r‖²) so that it can use the Gauss–Newton structure of the Jacobian −2(JᵀJ + Σ r_j ∇²r_j) (docs/design.md, "Why the flow is stiff").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Models: equinox modules holding parameters and a forward map on one sequence (DESIGN.md, first layer).
+"""Models: equinox modules holding parameters and a forward map on one sequence (docs/design.md, "Layers": models).
 
 Every recurrent network is a :class:`AbstractRNN`; a model is integrated as the flat vector θ of its
 floating-point arrays (:func:`flatten`, :func:`unflatten`).

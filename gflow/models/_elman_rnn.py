@@ -6,7 +6,7 @@ seed 002 Def. 3.2 (eq. 1), seed 004 §1 and seed 003 eqs. (2)–(3) (there W is 
 readout c and λ = 1/√m; its input X_{t−1} drives H_t, which is our x_t with the sequence indexed from 1).
 Which of W, A, B are trained differs between the papers: the others are stored :class:`gflow.models.Frozen`, so
 :func:`gflow.solve_flow` and the discrete runners never move them (the paper settings are in
-``gflow/_elman_settings.py``).
+``gflow/models/_elman_settings.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Impulse responses h_j = C A^j B of a dense A, with a structured derivative.
 
-Forward: repeated mat-vec, v_{j+1} = A v_j (never matrix powers, DESIGN.md). Derivative (spec 001 §3.1,
+Forward: repeated mat-vec, v_{j+1} = A v_j (never matrix powers, docs/design.md). Derivative (spec 001 §3.1,
 Matrix Cookbook eq. 91): with v_t = A^t B and u_s = (Aᵀ)^s Cᵀ,
 
     dh_j = Σ_{s+t=j−1} u_sᵀ dA v_t + u_jᵀ dB + dC v_j.

@@ -1,5 +1,5 @@
 """Objectives: what a model is trained on (teachers, input sequences) and the losses of a model
-(DESIGN.md, second and third layers). Every loss is a sum of squares L = ‖r‖² of residuals r."""
+(docs/design.md, "Layers": teachers and objectives). Every loss is a sum of squares L = ‖r‖² of residuals r."""
 
 from . import nonlinear_teachers as nonlinear_teachers, teachers as teachers
 from ._abstract_objective import AbstractSumOfSquares as AbstractSumOfSquares

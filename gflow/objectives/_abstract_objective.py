@@ -2,7 +2,7 @@
 
 Every loss of the papers is a sum of squares L(θ) = ‖r(θ)‖² of residuals r (the convention's factor folded into
 r). The Jacobian of the flow −∇L is then −2(JᵀJ + Σ_j r_j ∇²r_j) with J = ∂r/∂θ, and its stiff part −2JᵀJ is what
-:class:`gflow.flow.GaussNewtonRosenbrock` factors (DESIGN.md, "why the flow is stiff"). A loss that subclasses
+:class:`gflow.flow.GaussNewtonRosenbrock` factors (docs/design.md, "Why the flow is stiff"). A loss that subclasses
 :class:`AbstractSumOfSquares` and implements :meth:`~AbstractSumOfSquares.residuals` gets that solver; the two
 optional methods make it faster. Any other callable ``loss(model) -> scalar`` works with diffrax's stock solvers.
 """

@@ -135,7 +135,7 @@ class PopulationLoss(AbstractSumOfSquares):
                            (jax.vmap(raw_A)(dA), dB.reshape((m,) + model.B.shape), dC.reshape((m,) + model.C.shape)))
 
     def residual_jacobian_operator(self, model):
-        """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/_residual_jacobian.py) for a
+        """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/objectives/_residual_jacobian.py) for a
         SISO model with A general or symmetric ("restricted"); ``None`` for other models, which use the
         materialized :meth:`residual_jacobian`."""
         self._check_model(model)

@@ -1,6 +1,6 @@
 """The residual Jacobian J = ∂r/∂θ as a linear operator: J·b, Jᵀ·z and the Gram matrix J Jᵀ.
 
-The stiff solver needs only these three (Woodbury, gflow/_rosenbrock.py). For a SISO linear RNN they have a
+The stiff solver needs only these three (Woodbury, gflow/flow/_rosenbrock.py). For a SISO linear RNN they have a
 structure that avoids the m × n matrix altogether (spec 001 §3.1, Matrix Cookbook eq. 91): with
 u_s = (Aᵀ)^s Cᵀ and v_l = A^l B stacked as the rows of U, V (k × d),
 

@@ -1,5 +1,5 @@
 """What made a result: gflow's version and source, the git commit and whether the checkout was dirty, the package
-versions, the command line and the device (DESIGN.md, results and provenance).
+versions, the command line and the device (docs/design.md, "Results and provenance").
 
 :func:`source_hash` is the SHA-256 of every ``.py`` file of the installed gflow package: a result computed by other
 gflow code has another hash, so cached runs from other code are recomputed (gflow/sweep). :func:`function_hash`
