@@ -42,7 +42,35 @@ def _check_ndim(name: str, arr, ndim) -> None:
             )
 
 
+def _is_prng_key(value) -> bool:
+    """A typed key (``jax.random.key``) or a legacy raw key (``jax.random.PRNGKey``: uint32 of shape (2,))."""
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is None or not isinstance(value, (jax.Array, np.ndarray)):
+        return False
+    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) or (dtype == np.uint32 and shape == (2,))
+
+
+def _described(value) -> str:
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if value is None:
+        return "None"
+    shown = value if isinstance(value, (int, float, np.generic)) else repr(value)
+    return f"{type(value).__name__} {shown}"[:80]
+
+
+def prng_key(name: str, key):
+    """``key`` if it is a JAX PRNG key (typed or legacy uint32[2]; traced ones too), else an error that says what a
+    key is and suspects swapped arguments."""
+    if _is_prng_key(key):
+        return key
+    raise GflowInputError(f"`{name}` must be a JAX PRNG key, e.g. jax.random.key(0); got {_described(key)} (did you "
+                          "swap the arguments, or pass a seed where the key goes?)")
+
+
 def positive_int(name: str, value, *, minimum: int = 1) -> int:
+    if _is_prng_key(value) and not isinstance(value, np.ndarray):
+        raise GflowInputError(f"`{name}` must be an integer, got a JAX PRNG key (did you swap the arguments?)")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise GflowInputError(f"`{name}` must be an integer, got {value!r}")
     if value < minimum:

@@ -213,3 +213,65 @@ def test_analysis_arguments(model, balanced_teacher):
 def test_first_markov_parameter_needs_a_siso_teacher():
     with raises_naming("teacher"):
         teachers.first_markov_parameter(teachers.memoryless(np.ones((2, 2))))
+
+
+# ------------------------------------------------------------------------------------------- PRNG keys
+
+KEY_TAKERS = {
+    "initializers.gaussian": lambda key: initializers.gaussian(key, 3, scale=0.1),
+    "initializers.balanced": lambda key: initializers.balanced(key, 3, scale=0.1),
+    "initializers.symmetric": lambda key: initializers.symmetric(key, 3, scale=0.1),
+    "initializers.residual": lambda key: initializers.residual(key, 3, scale=0.1),
+    "initializers.xavier": lambda key: initializers.xavier(key, 3),
+    "models.gru": lambda key: gflow.models.gru(key, 3),
+    "models.lstm": lambda key: gflow.models.lstm(key, 3),
+    "models.elman_allen_zhu_li": lambda key: gflow.models.elman_allen_zhu_li(key, 4),
+    "models.elman_cayci_eryilmaz": lambda key: gflow.models.elman_cayci_eryilmaz(key, 4, alpha=0.5),
+    "teachers.balanced": lambda key: teachers.balanced(key, 3),
+    "teachers.random_unbalanced": lambda key: teachers.random_unbalanced(key, 3),
+    "teachers.vandermonde_student": lambda key: teachers.vandermonde_student(teachers.delay(2), 2, 3, key=key),
+    "token_sum_teacher": lambda key: gflow.objectives.nonlinear_teachers.token_sum_teacher(key, 3, 4, eps_x=0.1),
+    "transport_teacher": lambda key: gflow.objectives.nonlinear_teachers.transport_teacher(
+        key, alpha=0.5, n_samples=8),
+    "gaussian_sequences": lambda key: gflow.objectives.gaussian_sequences(key, 2, 3),
+    "unit_ball_sequences": lambda key: gflow.objectives.unit_ball_sequences(key, 2, 3),
+    "normalized_token_sequences": lambda key: gflow.objectives.normalized_token_sequences(key, 2, 4, 4, eps_x=0.1),
+}
+
+
+@pytest.mark.parametrize("name", list(KEY_TAKERS))
+def test_an_int_seed_instead_of_a_key_is_named(name):
+    with pytest.raises(GflowInputError, match=r"`key` must be a JAX PRNG key, e\.g\. jax\.random\.key\(0\); got int 0 "
+                                              r"\(did you swap the arguments"):
+        KEY_TAKERS[name](0)
+
+
+@pytest.mark.parametrize("name", list(KEY_TAKERS))
+def test_typed_and_legacy_keys_are_both_accepted(name):
+    KEY_TAKERS[name](jax.random.key(0))
+    KEY_TAKERS[name](jax.random.PRNGKey(0))
+
+
+def test_swapped_key_and_size_are_named():
+    with pytest.raises(GflowInputError, match=r"`key` must be a JAX PRNG key.*got int 3 \(did you swap"):
+        initializers.gaussian(3, jax.random.key(0), scale=0.1)
+    with pytest.raises(GflowInputError, match=r"`key` must be a JAX PRNG key.*got an array of shape \(3,\)"):
+        teachers.balanced(np.ones(3), 3)
+    with pytest.raises(GflowInputError, match=r"`d` must be an integer, got a JAX PRNG key \(did you swap"):
+        teachers.delay(jax.random.key(0))
+
+
+def test_keys_under_vmap_pass_the_check():
+    keys = jax.random.split(jax.random.key(0), 3)
+    stacked = eqx.filter_vmap(lambda k: initializers.gaussian(k, 2, scale=0.1))(keys)
+    assert stacked.A.shape == (3, 2, 2)
+
+
+def test_the_empirical_losses_check_their_sampling_key():
+    loss = gflow.objectives.EmpiricalLoss.from_teacher(jax.random.key(0), teachers.delay(2), 4, 3)
+    with pytest.raises(GflowInputError, match="`key` must be a JAX PRNG key"):
+        loss.minibatch_init(7, 2)
+    with pytest.raises(GflowInputError, match="`key` must be a JAX PRNG key"):
+        gflow.objectives.EmpiricalLoss.from_teacher(0, teachers.delay(2), 4, 3)
+    with pytest.raises(GflowInputError, match="`key` must be a JAX PRNG key"):
+        gflow.objectives.SampleLoss.from_teacher(0, teachers.delay(2), 4, 3)

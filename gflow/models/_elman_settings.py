@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import GflowInputError, positive_float, positive_int
+from .._checks import GflowInputError, positive_float, positive_int, prng_key
 from ._elman_rnn import ElmanRNN
 
 
@@ -32,6 +32,7 @@ def _input_shape(m: int, d: int | None):
 
 
 def _he_elman(key, m, d, n_out, readout_variance, activation, output_scale, trained):
+    key = prng_key("key", key)
     m = positive_int("hidden_size", m)
     shapes = ((m, m), _input_shape(m, d), _readout_shape(m, n_out))
     sizes = [math.prod(shape) for shape in shapes]
@@ -66,6 +67,7 @@ def elman_cayci_eryilmaz(key, hidden_size: int, n_in: int | None = None, *, alph
     α ∈ (0, 1); any α > 0 is accepted, so that the long-memory regime α σ₁ ≥ 1 can be studied. ``hidden_size`` is
     the width m, ``n_in`` the input dimension d (None: scalar input).
     """
+    key = prng_key("key", key)
     m, d = positive_int("hidden_size", hidden_size, minimum=2), n_in
     if m % 2:
         raise GflowInputError(f"`hidden_size` (m) must be even for the symmetric initialization (seed 003 Def. 1), got {m}")

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_sequence, GflowInputError, one_of, positive_float, positive_int
+from .._checks import check_sequence, GflowInputError, one_of, positive_float, positive_int, prng_key
 from ._abstract_rnn import AbstractRNN
 from ._linear_rnn import _check_finite
 
@@ -126,6 +126,7 @@ class GatedRNN(AbstractRNN):
 
 def gated_arrays(key, n_gates: int, d: int, n_in: int | None, n_out: int | None, init: str, scale: float):
     """(W_i, W_h, b_i, b_h, C, c0) of a gated RNN drawn as described in the module docstring."""
+    key = prng_key("key", key)
     d = positive_int("hidden_size", d)
     one_of("init", init, INITS)
     scale = positive_float("scale", scale)

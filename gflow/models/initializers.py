@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._checks import one_of, positive_float, positive_int
+from .._checks import one_of, positive_float, positive_int, prng_key
 from ._linear_rnn import LinearRNN
 
 CONVENTIONS = ("entries", "normal")
@@ -47,6 +47,7 @@ def _assemble(A, B, C, structure, parameterization):
 def gaussian(key, d: int, *, scale: float, structure: str = "general", convention: str = "entries",
              n_in: int | None = None, n_out: int | None = None, parameterization: str | None = None) -> LinearRNN:
     """Independent Gaussian A, B, C at scale ε (random, unbalanced, near-zero when ε is small)."""
+    key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
     one_of("convention", convention, CONVENTIONS)
@@ -63,6 +64,7 @@ def gaussian(key, d: int, *, scale: float, structure: str = "general", conventio
 def balanced(key, d: int, *, scale: float, structure: str = "symmetric", convention: str = "entries",
              n: int | None = None, parameterization: str | None = None) -> LinearRNN:
     """Balanced start B = Cᵀ (seed 000 Def. 4, seed 001 Thm 6.1) with A symmetric (or diagonal/general)."""
+    key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
     one_of("convention", convention, CONVENTIONS)
@@ -85,6 +87,7 @@ def symmetric(key, d: int, *, scale: float, convention: str = "entries", n_in: i
 def residual(key, d: int, *, scale: float, structure: str = "symmetric", n: int | None = None,
              parameterization: str | None = None) -> LinearRNN:
     """Residual start A = I (seed 001 §1.5) with balanced B = Cᵀ of entries ε·N(0, 1)."""
+    key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
     b_shape, _ = _shapes(d, n, n)
@@ -96,6 +99,7 @@ def residual(key, d: int, *, scale: float, structure: str = "symmetric", n: int 
 def xavier(key, d: int, *, structure: str = "general", n_in: int | None = None, n_out: int | None = None,
            gain: float = 1.0, parameterization: str | None = None) -> LinearRNN:
     """Glorot/Xavier uniform, U(±gain·√(6/(fan_in + fan_out))), as in the Keras runs of seed 001."""
+    key = prng_key("key", key)
     d = positive_int("d", d)
     b_shape, c_shape = _shapes(d, n_in, n_out)
     kA, kB, kC = jax.random.split(key, 3)

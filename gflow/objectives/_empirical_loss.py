@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, one_of, positive_int
+from .._checks import as_float_array, GflowInputError, one_of, positive_int, prng_key
 from ..models._linear_rnn import LinearRNN
 from ._abstract_objective import AbstractSumOfSquares
 from ._population_loss import PopulationLoss
@@ -60,6 +60,7 @@ def gaussian_sequences(key, n: int, length: int, n_in: int | None = None, *, whi
     ``whiten=True`` maps them linearly so that their empirical second moment (1/N) Σ_n vec(x⁽ⁿ⁾) vec(x⁽ⁿ⁾)ᵀ is
     exactly the identity (needs n ≥ length · n_in); the empirical loss then equals the population loss.
     """
+    key = prng_key("key", key)
     n, length = positive_int("n", n), positive_int("length", length)
     shape = (n, length) if n_in is None else (n, length, positive_int("n_in", n_in))
     x = jax.random.normal(key, shape, dtype=jnp.float64)
@@ -181,6 +182,7 @@ class EmpiricalLoss(AbstractSumOfSquares):
     # ------------------------------------------------------------------------------ minibatches (for SGD)
     def minibatch_init(self, key, batch_size: int, shuffle: str = "epoch"):
         """The sampler's state for :meth:`minibatch`; checks that ``batch_size`` fits the dataset."""
+        key = prng_key("key", key)
         batch_size = positive_int("batch_size", batch_size)
         one_of("shuffle", shuffle, SHUFFLES)
         if batch_size > self.n:
@@ -228,6 +230,7 @@ class FreshGaussianSequences(eqx.Module):
         return self.response.shape[0]
 
     def minibatch_init(self, key, batch_size: int, shuffle: str = "epoch"):
+        key = prng_key("key", key)
         positive_int("batch_size", batch_size)
         return {"key": key}
 

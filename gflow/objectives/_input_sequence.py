@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._checks import check_sequence as check_sequence, positive_float, positive_int
+from .._checks import check_sequence as check_sequence, positive_float, positive_int, prng_key
 
 
 def impulse(length: int) -> jax.Array:
@@ -25,6 +25,7 @@ def normalized_token_sequences(key, n: int, length: int, d: int, *, eps_x: float
     x̄⁽ˡ⁾ = (√3/2 · u, 1/2) ∈ S^{d−2} ⊂ ℝ^{d−1} have last coordinate 1/2 and u uniform on the unit sphere of ℝ^{d−2}
     (the papers leave the token distribution free; this uniform choice is ours). Needs d ≥ 3 and L ≥ 3.
     """
+    key = prng_key("key", key)
     n, length, d = positive_int("n", n), positive_int("length", length, minimum=3), positive_int("d", d, minimum=3)
     eps_x = positive_float("eps_x", eps_x)
     u = jax.random.normal(key, (n, length - 2, d - 2), dtype=jnp.float64)
@@ -50,6 +51,7 @@ def unit_ball_sequences(key, n: int, length: int, d: int | None = None, *, radiu
     """N sequences of i.i.d. tokens uniform in the ball ‖X_t‖ ≤ radius (seed 003 assumes max_t ‖X_t‖ ≤ 1 and fixes no
     distribution; uniform is our choice). Shape (n, length) for ``d=None`` (uniform on [−radius, radius]), else
     (n, length, d)."""
+    key = prng_key("key", key)
     n, length = positive_int("n", n), positive_int("length", length)
     radius = positive_float("radius", radius)
     dim = 1 if d is None else positive_int("d", d)

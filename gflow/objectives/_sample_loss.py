@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, one_of, positive_int
+from .._checks import as_float_array, GflowInputError, one_of, positive_int, prng_key
 from ._abstract_objective import AbstractSumOfSquares
 from ._empirical_loss import EmpiricalLoss, gaussian_sequences
 
@@ -77,6 +77,7 @@ class SampleLoss(AbstractSumOfSquares):
         """N sequences of length T from ``sampler(key, n, length)`` (default: N(0, 1) entries, shape (n, T) or
         (n, T, n_in), :func:`gflow.objectives.gaussian_sequences`) labelled by ``teacher`` (a callable on one sequence,
         e.g. a model or a teacher of ``gflow.objectives.nonlinear_teachers``)."""
+        key = prng_key("key", key)
         n, length = positive_int("n", n), positive_int("length", length)
         if not callable(teacher):
             raise GflowInputError(f"`teacher` must map one input sequence to its outputs, got {type(teacher).__name__}")

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, positive_float, positive_int
+from .._checks import as_float_array, GflowInputError, positive_float, positive_int, prng_key
 from ..models._elman_rnn import ElmanRNN
 from ._empirical_loss import _sequence_outputs
 from ._input_sequence import check_sequence, true_tokens
@@ -70,6 +70,7 @@ class _TokenConcept(eqx.Module):
 
 def _random_concept(cls, key, length, d, eps_x, p, n_out, phi, w_shape, b_shape):
     """``cls`` with unit w uniform on the sphere and b ~ U(−1, 1) (our choice; the papers fix no distribution)."""
+    key = prng_key("key", key)
     length, d, p = positive_int("length", length, minimum=3), positive_int("d", d, minimum=3), positive_int("p", p)
     s = 1 if n_out is None else positive_int("n_out", n_out)
     k_w, k_b = jax.random.split(key)
@@ -171,6 +172,7 @@ def transport_teacher(key, d: int | None = None, *, alpha: float, activation: st
 
     Both are checked against ν̄_w, ν̄_u on the M samples (|v_w| ≤ ν̄_w, ‖v_u(u₀)‖ ≤ ν̄_u).
     """
+    key = prng_key("key", key)
     M = positive_int("n_samples", n_samples)
     alpha, nu_w, nu_u = positive_float("alpha", alpha), positive_float("nu_w", nu_w), positive_float("nu_u", nu_u)
     k_w, k_u, k_vw, k_m = jax.random.split(key, 4)

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, one_of, positive_int
+from .._checks import as_float_array, GflowInputError, one_of, positive_int, prng_key
 from ..models._linear_rnn import LinearRNN
 
 
@@ -36,6 +36,7 @@ def balanced(key, d: int, *, eigenvalue_range=(0.6, 1.05), placement: str = "ran
     spaced grid (``placement="grid"``). B̂ has N(mean, scale²) entries (paper: "around 0.5 and scale 1"),
     normalised so that Ĉ B̂ = ‖B̂‖² = 1, and Ĉ = B̂ᵀ. Hence w_0 = Ĉ B̂ = 1.
     """
+    key = prng_key("key", key)
     d = positive_int("d", d)
     one_of("placement", placement, ("random", "grid"))
     lo, hi = (float(v) for v in eigenvalue_range)
@@ -67,6 +68,7 @@ def random_unbalanced(key, d: int, *, diagonal_scale: float = 0.1, superdiagonal
     Diagonal ~ N(0, 0.1²), superdiagonal ~ N(0.7, 0.1²), B̂ and Ĉ as for :func:`delay`, so the response is
     zero before j = d - 1 and "revealed" after.
     """
+    key = prng_key("key", key)
     d = positive_int("d", d)
     k_diag, k_sup = jax.random.split(key)
     diag = diagonal_scale * jax.random.normal(k_diag, (d,), dtype=jnp.float64)
@@ -134,6 +136,7 @@ def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalue
     C U = sign(g) √|g|, so (C U)_i (Uᵀ B)_i = g_i and h_j = r_j for j < d. U is a random orthogonal matrix drawn
     with ``key`` (identity when ``key`` is None). The student is balanced only if every g_i ≥ 0.
     """
+    key = None if key is None else prng_key("key", key)
     k = positive_int("k", k)
     d = positive_int("d", d)
     if d <= k:

@@ -1,0 +1,56 @@
+"""The batched progress line (gflow/flow/_progress.py) counts the finished flows and follows the slowest running one,
+and the meter changes no number of the solve."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import numpy as np
+import pytest
+
+import gflow
+from gflow import initializers, teachers
+
+LINE = re.compile(r"\[flows \+\s*[\d.]+s\] flows (\d+)/(\d+) done · (?:slowest t=(\S+) \((\S+) % of log-time\)|"
+                  r"all finished), (\d+) steps")
+
+
+@pytest.fixture(scope="module")
+def flows():
+    """Three flows of different speeds: the larger the start, the sooner it reaches the stopping loss."""
+    loss = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 2), 5)
+    models = [initializers.balanced(jax.random.key(1), 4, scale=s) for s in (1e-1, 1e-3, 1e-6)]
+    return [loss] * 3, models
+
+
+def test_the_batched_line_counts_finished_flows_and_follows_the_slowest(flows, capfd):
+    batch = gflow.solve_flows(*flows, 1e5, save_at=5, stop_loss=1e-6, progress=True)
+    lines = [m.groups() for m in map(LINE.search, capfd.readouterr().out.splitlines()) if m]
+    assert len(set(batch.steps.tolist())) == 3 and batch.statuses == ["stopped_at_loss"] * 3
+    done = [int(d) for d, *_ in lines]
+    assert {int(total) for _, total, *_ in lines} == {3}
+    # a flow counts as done exactly from the first loop iteration after its last step
+    for d, _, _, _, steps in lines[:-1]:
+        assert int(d) == int(np.sum(batch.steps < int(steps)))
+    assert done == sorted(done) and any(0 < d < 3 for d in done)
+    running = [(float(t), float(p)) for d, _, t, p, _ in lines if int(d) < 3]
+    assert [t for t, _ in running] == sorted(t for t, _ in running)  # the slowest flow never goes back
+    assert all(t < 1e5 and p < 100 for t, p in running)
+    assert lines[-1][0] == "3" and lines[-1][2] is None  # the closing line: all finished
+    assert int(lines[-1][4]) == batch.steps.max()
+
+
+def test_the_meter_changes_no_number(flows):
+    shown = gflow.solve_flows(*flows, 1e3, save_at=5, progress=True)
+    silent = gflow.solve_flows(*flows, 1e3, save_at=5, progress=False)
+    for name in ("ts", "loss", "params", "steps", "status_codes"):
+        np.testing.assert_array_equal(getattr(shown, name), getattr(silent, name))
+
+
+def test_a_single_flow_keeps_its_line(flows, capfd):
+    traj = gflow.solve_flow(flows[0][0], flows[1][1], 1e3, save_at=5, progress=True)
+    out = capfd.readouterr().out
+    assert traj.status == "completed"
+    assert re.search(r"\[flow \+\s*[\d.]+s\] t = \S+ / 1\.000e\+03 +\(log-time +[\d.]+%, \d+ steps\)", out)
+    assert "flows" not in out
