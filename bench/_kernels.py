@@ -93,5 +93,5 @@ def hlo_counts(text: str) -> dict:
 def batched_solve_counts(losses, models0, t1, *, rtol, atol=None, save_at=8) -> dict:
     """:func:`hlo_counts` of the program :func:`gflow.solve_flows` compiles for this batch (no progress meter)."""
     lowered = gflow.flow.lower_flows(losses, models0, t1, rtol=rtol, atol=atol, save_at=save_at)
-    size = gflow.batching.bucket_size(gflow.batching.batch_length(losses) if gflow.batching.is_stacked(losses) else len(losses))
+    size = gflow.stacking.bucket_size(gflow.stacking.batch_length(losses) if gflow.stacking.is_stacked(losses) else len(losses))
     return hlo_counts(lowered.compile().as_text()) | {"batch": size, "backend": jax.default_backend()}

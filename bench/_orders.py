@@ -86,7 +86,7 @@ def run_orders_batched(name: str, n_flows: int, rtols, ref_rtol: float, n_checke
     k_values = list(range(16, 25))
     t1, save_at = 1e7, 8
     losses, models, ks = P.stacked_flows(n_flows, k_values)
-    take = gflow.batching.take
+    take = gflow.stacking.take
     log(f"\n=== {name} orders: {n_flows} R1-size flows (k {k_values[0]}..{k_values[-1]}), t1 {t1:g}, rtols "
         f"{list(rtols)}; references: first {n_checked} flows one by one at {ref_rtol:g} by the other method")
     refs = {m: [P.impulse(gflow.solve_flow(take(losses, i), take(models, i), t1, rtol=ref_rtol, solver=m,

@@ -348,7 +348,7 @@ def run_batched(name: str, n_flows: int, args) -> dict:
         log(f"    compile in a fresh process: {probe}")
 
     single_walls, errs, errs_trained = [], [], []
-    take = gflow.batching.take
+    take = gflow.stacking.take
     gflow.solve_flow(take(losses, 0), take(models, 0), t1 * 1e-13, rtol=rtol, save_at=save_at, progress=QUIET)
     for i in range(n_timed):
         s0 = _now()
@@ -359,7 +359,7 @@ def run_batched(name: str, n_flows: int, args) -> dict:
         errs_trained.append(float(np.max(np.abs(hb[:ks[i]] - hs[:ks[i]])) / np.max(np.abs(hs))))
     per_flow_single = float(np.mean(single_walls)) if single_walls else None
     out = {"problem": name, "description": desc, "notes": notes, "n_flows": n_flows, "program_size":
-           gflow.batching.bucket_size(n_flows, len(jax.local_devices())), "local_devices": len(jax.local_devices()),
+           gflow.stacking.bucket_size(n_flows, len(jax.local_devices())), "local_devices": len(jax.local_devices()),
            "t1": t1, "rtol": rtol, "save_at": save_at, "build_s": build_s, "build_warm_s": build_warm_s,
            "validate_s": validate_s, "validate_warm_s": validate_warm_s, "first_call_s": first_call_s, **probe,
            "wall_s": wall, "integrate_s": inner, "overhead_per_flow_ms": 1e3 * (wall - inner) / n_flows,

@@ -20,12 +20,12 @@ from . import (
     _compilation_cache,
     _dtype,  # noqa: F401  (enables float64 before anything else touches JAX)
     analysis as analysis,
-    batching as batching,
     discrete as discrete,
     flow as flow,
     models as models,
     objectives as objectives,
     results as results,
+    stacking as stacking,
     study as study,
     sweep as sweep,
 )

@@ -14,7 +14,7 @@ import pytest
 
 import gflow
 from gflow import initializers, teachers
-from gflow.batching import bucket_size, take
+from gflow.stacking import bucket_size, take
 
 T1, SAVES, K_MAX = 10.0, 25, 5
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,7 +9,7 @@ import os
 import pytest
 
 GFLOW = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gflow")
-BASE = {"_checks", "_dtype", "_compilation_cache", "batching"}
+BASE = {"_checks", "_dtype", "_compilation_cache", "stacking"}
 # layer -> the layers it may import from (besides itself and BASE)
 ALLOWED = {
     "base": set(),

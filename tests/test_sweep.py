@@ -42,7 +42,7 @@ def count_flows(monkeypatch):
     real = gflow.flow.solve_flows
 
     def counting(losses, models0, *args, **kwargs):
-        counts["flows"] += gflow.batching.batch_length(losses)
+        counts["flows"] += gflow.stacking.batch_length(losses)
         counts["calls"] += 1
         return real(losses, models0, *args, **kwargs)
 

@@ -6,14 +6,21 @@ from ._descent import (
     loss_rounding as loss_rounding,
     loss_rounding_along as loss_rounding_along,
 )
+from ._gradient_flow_solver import (
+    AbstractGradientFlowSolver as AbstractGradientFlowSolver,
+    STOCK_EVALUATIONS_PER_STEP as STOCK_EVALUATIONS_PER_STEP,
+)
 from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,
     log_save_times as log_save_times,
     register_solver as register_solver,
+    SOLVE_OPTIONS as SOLVE_OPTIONS,
+    SolveOptions as SolveOptions,
     SOLVER_REGISTRY as SOLVER_REGISTRY,
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
+from ._outcome import IntegratorOutput as IntegratorOutput
 from ._rodas import RODAS5P as RODAS5P, RodasGradientFlow as RodasGradientFlow, RodasTableau as RodasTableau
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,
@@ -25,5 +32,11 @@ from ._solve import (
     solve_flow as solve_flow,
     solve_flows as solve_flows,
     validate_flows as validate_flows,
+)
+from ._step_control import (
+    default_atols as default_atols,
+    DEFAULT_RTOL as DEFAULT_RTOL,
+    ERROR_CONTROLS as ERROR_CONTROLS,
+    RTOL_RANGE as RTOL_RANGE,
 )
 from ._term import AbstractSumOfSquaresTerm as AbstractSumOfSquaresTerm, GradientFlowTerm as GradientFlowTerm

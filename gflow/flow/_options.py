@@ -1,19 +1,24 @@
-"""The options of a solve, checked once before anything is traced: the solver (by name, from a registry), the
-step-size control (rtol/atol, or a diffrax controller), the save times (a count, an array, or a diffrax ``SaveAt``)
-and the diagnostics; :class:`_Setup` holds them for :func:`gflow.solve_flow` and :func:`gflow.solve_flows`."""
+"""The options of a solve, declared once (:class:`SolveOptions`, whose fields are the keyword options of
+:func:`gflow.solve_flow`, :func:`gflow.solve_flows` and :func:`gflow.run_sweep`) and checked once before anything is
+traced: the solver (by name, from a registry), the step-size control (rtol/atol, or a diffrax controller:
+gflow/flow/_step_control.py), the save times (a count, an array, or a diffrax ``SaveAt``) and the diagnostics;
+:class:`_Setup` holds them checked."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
 import diffrax
 import equinox as eqx
 import numpy as np
 
-from .._checks import GflowInputError, one_of, positive_float, positive_int
+from .._checks import GflowInputError, positive_float, positive_int
 from ..objectives._abstract_objective import AbstractSumOfSquares
+from ._gradient_flow_solver import AbstractGradientFlowSolver
 from ._rodas import RodasGradientFlow
 from ._rosenbrock import GaussNewtonRosenbrock
+from ._step_control import user_controller
 
 # Stock diffrax solvers, selectable by name.
 STOCK_SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
@@ -25,8 +30,6 @@ STOCK_SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "kvaerno4": diffrax.Kvaerno4,
     "kvaerno5": diffrax.Kvaerno5,
 }
-# New gradient evaluations per attempted step of the explicit FSAL methods (estimate for stats).
-_EVALS_PER_STEP = {diffrax.Tsit5: 6, diffrax.Dopri5: 6, diffrax.Dopri8: 12, diffrax.Bosh3: 3}
 
 SOLVER_REGISTRY: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     **STOCK_SOLVERS,
@@ -86,7 +89,15 @@ def _save_times(save_at, t0, t1):
         save_at = _save_at_times(save_at, t0)
     if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
         return log_save_times(t0, t1, int(save_at))
-    ts = np.asarray(save_at, dtype=np.float64).reshape(-1)
+    if isinstance(save_at, (str, bytes, bool)):
+        what = f"the string {save_at!r}" if isinstance(save_at, (str, bytes)) else f"the bool {save_at!r}"
+        raise GflowInputError(f"`save_at` must be an int count of log-spaced save times or an array of times in "
+                              f"[t0, t1] (or a diffrax.SaveAt(ts=...)), got {what}")
+    try:
+        ts = np.asarray(save_at, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise GflowInputError(f"`save_at` must be an int count of log-spaced save times or an array of times in "
+                              f"[t0, t1], got {type(save_at).__name__} {save_at!r:.60}") from None
     if ts.size == 0 or not np.all(np.isfinite(ts)):
         raise GflowInputError("`save_at` must be a number of points or a non-empty array of finite times")
     if np.any(np.diff(ts) < 0) or ts[0] < t0 or ts[-1] > t1:
@@ -125,8 +136,35 @@ def _diagnostic_functions(diagnostics) -> dict[str, Callable]:
     return items
 
 
+@dataclasses.dataclass(frozen=True)
+class SolveOptions:
+    """The keyword options of a solve and their defaults, written once: :func:`gflow.solve_flow` and
+    :func:`gflow.solve_flows` take exactly these (tests/test_solve_options.py checks their signatures), and
+    :func:`gflow.run_sweep` passes them on (``SOLVE_OPTIONS``)."""
+
+    rtol: float | None = None
+    atol: float | None = None
+    solver: Any = "auto"
+    save_at: Any = 200
+    t0: float = 0.0
+    stop_loss: float | None = None
+    diverge_factor: float = 1e6
+    diagnostics: Any = None
+    max_steps: int = 1_000_000
+    stepsize_controller: Any = None
+    error_control: str = "auto"
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> "SolveOptions":
+        """The options among a call's ``arguments`` (its ``locals()``)."""
+        return cls(**{field.name: arguments[field.name] for field in dataclasses.fields(cls)})
+
+
+SOLVE_OPTIONS = tuple(field.name for field in dataclasses.fields(SolveOptions))
+
+
 class _Setup(eqx.Module):
-    """Validated arguments shared by solve_flow and solve_flows."""
+    """Validated options shared by solve_flow and solve_flows."""
 
     t0: float
     t1: float
@@ -140,84 +178,31 @@ class _Setup(eqx.Module):
     solver: Any
     solver_name: str
     progress: bool | str
+    error_control: str
     controller: Any = None  # a user's diffrax step-size controller; None: PIDController(rtol, atol)
 
-    @property
-    def evaluations_per_step(self):
-        return getattr(self.solver, "evaluations_per_step", None) or _EVALS_PER_STEP.get(type(self.solver))
 
-    @property
-    def linear_solves_per_step(self):
-        return getattr(self.solver, "linear_solves_per_step", None)
-
-
-DEFAULT_RTOL = 1e-8
-# The rtol a float64 solve can honour: below 1e-14 (≈ 90 unit roundoffs) the local error estimates sit at the rounding
-# of θ itself (u ≈ 1.1e-16, times the dozens of operations of a step), so the controller would shrink steps for
-# noise; at 0.1 and above an "error-controlled" answer can be off by its own size.
-RTOL_RANGE = (1e-14, 0.1)
-ERROR_CONTROLS = ("auto", "loss", "parameters")
-
-
-def _checked_rtol(rtol) -> float:
-    rtol = positive_float("rtol", rtol)
-    low, high = RTOL_RANGE
-    if not low <= rtol < high:
-        raise GflowInputError(f"`rtol` must lie in [{low:g}, {high:g}) for a float64 solve, got {rtol:g}: "
-                              + ("an answer with a relative error of that size means nothing" if rtol >= high else
-                                 "float64 (unit roundoff 1.1e-16) cannot deliver errors that small"))
-    return rtol
-
-
-def _controller(stepsize_controller, rtol, atol):
-    """(controller or None, rtol): ``rtol``/``atol`` are the shortcut for a PIDController (None); a diffrax
-    controller given instead is used as it is, and then neither shortcut may be given."""
-    if stepsize_controller is None:
-        return None, DEFAULT_RTOL if rtol is None else _checked_rtol(rtol)
-    if not isinstance(stepsize_controller, diffrax.AbstractAdaptiveStepSizeController):
-        raise GflowInputError(f"`stepsize_controller` must be an adaptive diffrax step-size controller (e.g. "
-                              f"diffrax.PIDController(rtol=..., atol=...)): gflow rejects and retries every step that "
-                              f"would raise the loss; got {type(stepsize_controller).__name__} (fixed steps: "
-                              f"gflow.run_gd)")
-    if rtol is not None or atol is not None:
-        raise GflowInputError("give either `rtol`/`atol` (gflow builds a PIDController from them) or a "
-                              "`stepsize_controller`, not both")
-    nominal = getattr(stepsize_controller, "rtol", None)  # recorded only; None for controllers without one
-    return stepsize_controller, DEFAULT_RTOL if nominal is None else float(nominal)
-
-
-def resolves_loss(error_control: str, loss) -> bool:
-    """Whether a solve measures its local error in residual space as well (gflow/flow/_descent.py):
-    ``error_control`` "auto" (for every sum of squares), "loss" (refused for a loss without residuals) or
-    "parameters" (θ only, gflow ≤ 0.1's control)."""
-    error_control = one_of("error_control", error_control, ERROR_CONTROLS)
-    if error_control == "loss" and not isinstance(loss, AbstractSumOfSquares):
-        raise GflowInputError(f"error_control='loss' measures the error of the residuals r of L = ‖r‖², which "
-                              f"{type(loss).__name__} does not provide (gflow.objectives.AbstractSumOfSquares); use "
-                              "error_control='parameters'")
-    return error_control != "parameters" and isinstance(loss, AbstractSumOfSquares)
-
-
-def _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps, progress,
-           stepsize_controller=None):
-    t0 = float(t0)
+def _setup(t1, options: SolveOptions, progress) -> _Setup:
+    t0 = float(options.t0)
     t1 = positive_float("t1", t1)
     if not np.isfinite(t0) or t1 <= t0:
         raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
-    controller, rtol = _controller(stepsize_controller, rtol, atol)
-    atol = None if atol is None else positive_float("atol", atol)
-    solver_obj, solver_name = make_solver(solver, rtol)
-    return _Setup(t0=t0, t1=t1, ts=_save_times(save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
+    controller, rtol = user_controller(options.stepsize_controller, options.rtol, options.atol)
+    atol = None if options.atol is None else positive_float("atol", options.atol)
+    solver_obj, solver_name = make_solver(options.solver, rtol)
+    stop_loss = options.stop_loss
+    return _Setup(t0=t0, t1=t1, ts=_save_times(options.save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
-                  diverge_factor=positive_float("diverge_factor", diverge_factor),
-                  max_steps=positive_int("max_steps", max_steps), functions=_diagnostic_functions(diagnostics),
-                  solver=solver_obj, solver_name=solver_name,
+                  diverge_factor=positive_float("diverge_factor", options.diverge_factor),
+                  max_steps=positive_int("max_steps", options.max_steps),
+                  functions=_diagnostic_functions(options.diagnostics),
+                  solver=solver_obj, solver_name=solver_name, error_control=options.error_control,
                   progress=progress if progress == "auto" else bool(progress))
 
 
 def _check_solver_fits(setup: _Setup, loss) -> None:
     """gflow's Rosenbrock solver factors the Gauss–Newton matrix of L = ‖r‖²: it needs a sum of squares."""
-    if isinstance(setup.solver, GaussNewtonRosenbrock) and not isinstance(loss, AbstractSumOfSquares):
+    if isinstance(setup.solver, AbstractGradientFlowSolver) and not isinstance(loss, AbstractSumOfSquares):
         raise GflowInputError(
             f"solver {setup.solver_name!r} needs a sum-of-squares loss (gflow.objectives.AbstractSumOfSquares: "
             f"implement `residuals(model)` with L = ‖r‖²), got {type(loss).__name__}; any other loss runs with a "

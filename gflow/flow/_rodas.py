@@ -135,6 +135,7 @@ class RodasGradientFlow(GaussNewtonRosenbrock):
     interpolation_cls: ClassVar = RodasInterpolation
     evaluations_per_step: ClassVar[int] = 9
     linear_solves_per_step: ClassVar[int] = 8
+    counts_hessian_vector_products: ClassVar[bool] = True
 
     def __check_init__(self):
         if self.linear_solver == "cg":

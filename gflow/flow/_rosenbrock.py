@@ -34,6 +34,7 @@ from diffrax._term import AdjointTerm, WrapTerm  # diffeqsolve's term wrappers (
 
 from .._checks import GflowInputError, one_of
 from ..objectives._residual_jacobian import DenseResidualJacobian
+from ._gradient_flow_solver import AbstractGradientFlowSolver
 from ._term import AbstractSumOfSquaresTerm
 
 
@@ -163,7 +164,7 @@ class EndpointHermiteInterpolation(diffrax.AbstractLocalInterpolation):
         return (1 - s) * self.y0 + s * self.y1 + s * (1 - s) * bubble
 
 
-class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
+class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
     """ROS34PW2 Rosenbrock-W method with the Gauss–Newton Jacobian −2JᵀJ of L = ‖r‖² (see module docstring).
 
     - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
@@ -193,7 +194,7 @@ class GaussNewtonRosenbrock(diffrax.AbstractAdaptiveSolver):
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar = EndpointHermiteInterpolation
 
-    # For gflow's statistics: new gradient evaluations and linear solves per attempted step.
+    # AbstractGradientFlowSolver: new gradient evaluations and linear solves per attempted step.
     evaluations_per_step: ClassVar[int] = 4
     linear_solves_per_step: ClassVar[int] = 4
 

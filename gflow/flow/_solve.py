@@ -18,7 +18,10 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._checks import GflowInputError, positive_int
-from ..batching import (
+from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH, unflatten
+from ..results._flow_batch import FlowBatch
+from ..results._trajectory import Trajectory
+from ..stacking import (
     BATCH_AXIS,
     batch_length,
     bucket_size,
@@ -31,17 +34,12 @@ from ..batching import (
     stack,
     take,
 )
-from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH, unflatten
-from ..results._flow_batch import build as build_batch, final_rows, FlowBatch
-from ..results._trajectory import Trajectory
-from ._descent import DescentController, rejected_ascent
-from ._options import (
-    _check_solver_fits,
-    _Setup,
-    _setup,
-    resolves_loss,
-)
+from ._descent import rejected_ascent
+from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
+from ._options import _check_solver_fits, _Setup, _setup, SolveOptions
+from ._outcome import build_flow_batch, final_rows, IntegratorOutput
 from ._progress import LogTimeProgressMeter
+from ._step_control import flow_atols, guarded_controller, resolves_loss, solver_for_rtol
 from ._term import GradientFlowTerm
 
 
@@ -50,12 +48,12 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
     """One flow; ``diverge`` = (loss threshold, parameter-norm threshold), ``watch_loss`` and ``resolve_loss``
     static; ``controller`` None (a PIDController from rtol and atol) or the user's adaptive step-size controller.
     Either is wrapped in the descent guard (gflow/flow/_descent.py) and made to step onto every save time, so a saved
-    value is an accepted, descent-checked step end, never an interpolant between steps. ``theta_reference``: the
-    flow's θ0 when this solve continues it from a later state (:func:`_continue_past_underflow`)."""
+    value is an accepted, descent-checked step end, never an interpolant between steps (gflow/flow/_step_control.py).
+    ``theta_reference``: the flow's θ0 when this solve continues it from a later state
+    (:func:`_continue_past_underflow`). Returns an :class:`IntegratorOutput` (``time_restarts`` unset)."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
-    if hasattr(solver, "for_rtol"):  # a solver whose inner tolerances follow the (traced) rtol
-        solver = solver.for_rtol(rtol)
+    solver = solver_for_rtol(solver, rtol)
     diverge_loss, diverge_norm = diverge[0], diverge[1]
 
     def stop_or_diverge(t, y, args, **kwargs):
@@ -66,13 +64,11 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
             stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
         return stop
 
-    inner = controller if controller is not None else diffrax.PIDController(rtol=rtol, atol=atol)
-    guarded = DescentController(inner, term, resolve_loss, theta_reference, step_ts=ts)
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
-        stepsize_controller=guarded,
+        stepsize_controller=guarded_controller(controller, rtol, atol, term, resolve_loss, theta_reference, ts),
         # the final solver state only where it carries a work count: other solvers' programs stay as they were
-        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=hasattr(solver, "hessian_vector_products"),
+        saveat=diffrax.SaveAt(ts=ts, t1=True, solver_state=counts_hessian_vector_products(solver),
                               controller_state=True),
         event=diffrax.Event(cond_fn=stop_or_diverge),
         max_steps=max_steps, throw=False, progress_meter=meter,
@@ -86,18 +82,13 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
     # all their hidden states at once (R5: 26 GB)
     losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
                          batch_size=ROWS_PER_BATCH)
-    return sol.ts, ys, losses, sol.result == diffrax.RESULTS.max_steps_reached, \
-        (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred), \
-        sol.stats["num_steps"], sol.stats["num_accepted_steps"], \
-        sol.stats["num_rejected_steps"], _hessian_vector_products(solver, sol.solver_state), \
-        sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent(sol.controller_state)
-
-
-def _hessian_vector_products(solver, solver_state):
-    """Hessian-vector products over the accepted steps, for a solver that counts them (RodasGradientFlow); −1
-    for the others."""
-    count = getattr(solver, "hessian_vector_products", None)
-    return jnp.asarray(-1 if count is None else count(solver_state))
+    return IntegratorOutput(
+        ts=sol.ts, ys=ys, losses=losses, hit_max_steps=sol.result == diffrax.RESULTS.max_steps_reached,
+        succeeded=(sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred),
+        steps=sol.stats["num_steps"], accepted=sol.stats["num_accepted_steps"],
+        rejected=sol.stats["num_rejected_steps"],
+        hessian_vector_products=hessian_vector_products(solver, sol.solver_state),
+        underflow=sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=rejected_ascent(sol.controller_state))
 
 
 @contextlib.contextmanager
@@ -177,13 +168,6 @@ def _flat_parameters(models0):
     return eqx.filter_vmap(lambda m: flatten(m)[0])(models0)
 
 
-def default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
-    """The default atol of every row of ``thetas`` (B, n): rtol × (RMS of the initial parameters, capped at 1),
-    relative accuracy even from tiny initializations."""
-    rms = np.sqrt(np.mean(thetas ** 2, axis=1)) if thetas.shape[1] else np.ones(thetas.shape[0])
-    return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
-
-
 @eqx.filter_jit
 def _loss_value(loss, model):
     """L(model), compiled once per loss and model structure (eager evaluation recompiles scans every call)."""
@@ -216,7 +200,7 @@ def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.nd
 
 
 def _atols(setup, thetas: np.ndarray) -> np.ndarray:
-    return np.full(thetas.shape[0], setup.atol) if setup.atol is not None else default_atols(setup.rtol, thetas)
+    return flow_atols(setup.atol, setup.rtol, thetas)
 
 
 def _f64(x):
@@ -275,70 +259,71 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     Returns a :class:`gflow.Trajectory`; its ``final`` is the model at the last time reached.
     """
     theta0, loss0 = _check_model_and_loss(loss, model0)
-    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
-                   progress, stepsize_controller)
+    setup = _setup(t1, SolveOptions.of(locals()), progress)
     _check_solver_fits(setup, loss)
     thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
     diverge, atol = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
-    resolve = resolves_loss(error_control, loss)
+    resolve = resolves_loss(setup.error_control, loss)
     t0_, t1_, ts_, rtol_, stop_ = _shared_args(setup)
     start = time.perf_counter()
-    out = _integrate(loss, model0, setup.solver, setup.controller, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_, _f64(diverge[0]),
-                     setup.max_steps, _meter(setup), setup.stop_loss is not None, resolve)
-    out = tuple(np.asarray(o)[None] for o in jax.block_until_ready(out))
+    out = _integrate(loss, model0, setup.solver, setup.controller, t0_, t1_, ts_, rtol_, _f64(atol[0]), stop_,
+                     _f64(diverge[0]), setup.max_steps, _meter(setup), setup.stop_loss is not None, resolve)
+    out = jax.tree_util.tree_map(lambda o: np.asarray(o)[None], jax.block_until_ready(out))
     losses, models = repeat(loss, 1), repeat(model0, 1)
     out = _continue_past_underflow(out, losses, models, thetas, setup, diverge, atol, resolve)
     wall = time.perf_counter() - start
-    return build_batch(setup, losses, models, thetas, diverge, atol, out, wall,
-                       _batch_diagnostics(setup, models, out[1]), _with_error_control(config, resolve))[0]
+    return build_flow_batch(setup, losses, models, thetas, diverge, atol, out, wall,
+                            _batch_diagnostics(setup, models, out.ys), _with_error_control(config, resolve))[0]
 
 
 MAX_TIME_RESTARTS = 16  # continuations in a fresh local time per flow (each after a step-size underflow)
 
 
-def _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve_loss):
+def _continue_past_underflow(out: IntegratorOutput, losses, models0, thetas, setup, diverge, atols,
+                             resolve_loss) -> IntegratorOutput:
     """Continue every flow whose steps underflowed the float64 spacing of t (gflow/flow/_descent.py, "time
     resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times and
     within ``max_steps`` in all: a split time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved
     whatever t1 is. A restart that makes no progress ends the flow with its underflow status. ``out`` holds the
-    integrator's outputs with a leading flow axis (numpy); returns them merged (saved times as requested), with the
-    number of restarts of each flow appended."""
-    out = [np.array(o) for o in out]
-    ts_all, ys, values, hit_max, succeeded, steps, accepted, rejected, products, underflow, ascents = out
-    restarts = np.zeros(ts_all.shape[0], dtype=np.int64)
-    for i in np.flatnonzero(underflow):
+    integrator's outputs with a leading flow axis (numpy); returns them merged (saved times as requested), with
+    ``time_restarts`` the number of restarts of each flow."""
+    out = out.on_host()
+    restarts = np.zeros(out.ts.shape[0], dtype=np.int64)
+    for i in np.flatnonzero(out.underflow):
         loss_i, model_i = take(losses, int(i)), take(models0, int(i))
         _, static, unravel = flatten(model_i)
         for _ in range(MAX_TIME_RESTARTS):
-            if not underflow[i]:
+            if not out.underflow[i]:
                 break
-            if steps[i] >= setup.max_steps:
-                hit_max[i], underflow[i] = True, False
+            if out.steps[i] >= setup.max_steps:
+                out.hit_max_steps[i], out.underflow[i] = True, False
                 break
-            last = final_rows(ts_all[i:i + 1])[0]
-            t_stop, theta = float(ts_all[i, last]), ys[i, last]
+            last = final_rows(out.ts[i:i + 1])[0]
+            t_stop, theta = float(out.ts[i, last]), out.ys[i, last]
             local_t1 = setup.t1 - t_stop
             local_ts = np.clip(setup.ts - t_stop, 0.0, local_t1)
             part = _integrate(loss_i, unflatten(jnp.asarray(theta), static, unravel), setup.solver, setup.controller,
                               _f64(0.0), _f64(local_t1), _f64(local_ts), _f64(setup.rtol), _f64(atols[i]),
                               _shared_args(setup)[4], _f64(diverge[i]), setup.max_steps, _meter(setup),
                               setup.stop_loss is not None, resolve_loss, jnp.asarray(thetas[i]))
-            part = [np.asarray(p) for p in jax.block_until_ready(part)]
-            if part[5] == 0 or part[0][-1] == 0.0:  # no step taken: restarting again would repeat this one
+            part = jax.block_until_ready(part).on_host()
+            if part.steps == 0 or part.ts[-1] == 0.0:  # no step taken: restarting again would repeat this one
                 break
             later = np.concatenate([setup.ts > t_stop, [True]])  # the save rows this part owns, and the end row
-            local = part[0][later]
+            local = part.ts[later]
             requested = np.concatenate([setup.ts, [setup.t1]])[later]
             ended = np.concatenate([local_ts, [local_t1]])[later]
             # a row the part reached at the requested local time is that requested time (no rounding of τ + t_stop)
-            ts_all[i, later] = np.where(local == ended, requested, np.where(np.isfinite(local), local + t_stop, local))
-            ys[i, later], values[i, later] = part[1][later], part[2][later]
-            hit_max[i], succeeded[i], underflow[i] = part[3], part[4], part[9]
+            out.ts[i, later] = np.where(local == ended, requested, np.where(np.isfinite(local), local + t_stop, local))
+            out.ys[i, later], out.losses[i, later] = part.ys[later], part.losses[later]
+            out.hit_max_steps[i], out.succeeded[i], out.underflow[i] = part.hit_max_steps, part.succeeded, part.underflow
             restarts[i] += 1
-            for total, k in ((steps, 5), (accepted, 6), (rejected, 7), (ascents, 10)):
-                total[i] += part[k]
-            products[i] = products[i] + part[8] if products[i] >= 0 else products[i]
-    return (*out, restarts)
+            for total, added in ((out.steps, part.steps), (out.accepted, part.accepted), (out.rejected, part.rejected),
+                                 (out.rejected_ascent, part.rejected_ascent)):
+                total[i] += added
+            if out.hessian_vector_products[i] >= 0:
+                out.hessian_vector_products[i] += part.hessian_vector_products
+    return out._replace(time_restarts=restarts)
 
 
 def _with_error_control(config, resolve_loss: bool) -> dict:
@@ -411,7 +396,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     adaptive steps and its own default ``atol`` (as :func:`solve_flow` would choose it), so flow i of a batch
     equals ``solve_flow`` of flow i to within the tolerance.
 
-    The batch runs in a program of a bucketed size (gflow/batching.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
+    The batch runs in a program of a bucketed size (gflow/stacking.py: 1, 2, 3, 4, 6, 8, 12, … flows, padded
     with copies of flow 0), so nearby batch sizes share one compiled program and a flow's result does not
     depend on which other flows share its batch. It is split over ``devices`` (default: every local device of
     the default backend) along the batch axis. ``program_size`` asks for a program of at least that many flows
@@ -423,8 +408,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     """
     losses, models0, n = _as_batch(losses, models0)
     thetas, losses0 = _validate_batch(losses, models0)
-    setup = _setup(t1, rtol, atol, solver, save_at, t0, stop_loss, diverge_factor, diagnostics, max_steps,
-                   progress, stepsize_controller)
+    setup = _setup(t1, SolveOptions.of(locals()), progress)
     _check_solver_fits(setup, losses)
     diverge, atols = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
     devices = local_devices(devices)
@@ -436,16 +420,16 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     if mesh is not None:
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
-    resolve = resolves_loss(error_control, take(losses, 0))
+    resolve = resolves_loss(setup.error_control, take(losses, 0))
     start = time.perf_counter()
     out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, setup.controller, *_shared_args(setup),
                            setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
                            resolve, mesh)
-    out = tuple(np.asarray(o)[:n] for o in jax.block_until_ready(out))
-    out = _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve)
+    out = _continue_past_underflow(jax.block_until_ready(out).on_host(n), losses, models0, thetas, setup, diverge,
+                                   atols, resolve)
     wall = time.perf_counter() - start
-    return build_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
-                       _batch_diagnostics(setup, models0, out[1]), _with_error_control(config, resolve))
+    return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
+                            _batch_diagnostics(setup, models0, out.ys), _with_error_control(config, resolve))
 
 
 def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
@@ -453,11 +437,12 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     """The program :func:`solve_flows` compiles for this batch (without a progress meter), lowered but not run: a
     ``jax.stages.Lowered`` whose ``.compile().as_text()`` is the optimized HLO (bench/_kernels.py counts its kernels)."""
     losses, models0, n = _as_batch(losses, models0)
-    setup = _setup(t1, rtol, atol, solver, save_at, 0.0, None, 1e6, None, 1_000_000, False)
+    setup = _setup(t1, SolveOptions(rtol=rtol, atol=atol, solver=solver, save_at=save_at, error_control=error_control),
+                   progress=False)
     size = bucket_size(n)
     losses, models0 = pad_to(losses, size), pad_to(models0, size)
     diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, flat_parameters(models0))
     with _errors_as_nan():
         return _integrate_batch_jit.lower(losses, models0, _f64(diverge), _f64(atols), setup.solver, setup.controller,
                                           *_shared_args(setup), setup.max_steps, _meter(setup), False,
-                                          resolves_loss(error_control, take(losses, 0)), None).lowered
+                                          resolves_loss(setup.error_control, take(losses, 0)), None).lowered

@@ -1,5 +1,5 @@
 """Sweeps: a grid of configurations, integrated in batches, each finished run written to disk atomically,
-in this process or as tasks on an executor (gflow/sweep/_batches.py).
+in this process or as tasks on an executor (gflow/sweep/_tasks.py).
 
 ``run_sweep(grid, build, out, t1=...)`` expands ``grid`` into configurations, calls ``build(**config)`` for each to
 get ``(loss, model0)``, groups the configurations whose models have the same shapes (population losses of different
@@ -19,7 +19,7 @@ folder, enforced by a lock file (gflow/sweep/_lock.py).
 Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
 shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
 flow of a shape group is computed in a compiled program of one size, ``program_size`` in ``run.json``: the bucket
-(gflow/batching.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
+(gflow/stacking.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
 runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it). A flow's arithmetic in a vmapped
 program does not depend on the other rows, so the same program gives the same bits. Two exceptions, where results
 agree to the solver tolerance instead: a solver that lags its Jacobian over steps (``GaussNewtonRosenbrock`` with a
@@ -45,10 +45,11 @@ import numpy as np
 
 from .. import results as results_api  # looked up at call time, so a test can change the source hash
 from .._checks import GflowInputError, positive_int
-from ..batching import bucket_size, stack, take
-from ..flow._solve import default_atols, flat_parameters
+from ..flow._options import SOLVE_OPTIONS
+from ..flow._solve import flat_parameters
+from ..flow._step_control import group_atol
 from ..results._provenance import function_hash
-from ._batches import Batch, built_pair, solve_batch, traced_build
+from ..stacking import bucket_size, stack, take
 from ._grid import _bind, _canonical_json, _plain, expand_grid
 from ._lock import sweep_lock
 from ._run_files import (
@@ -61,9 +62,7 @@ from ._run_files import (
     RUNS_DIR,
     SweepRun,
 )
-
-SOLVE_OPTIONS = ("rtol", "atol", "solver", "save_at", "t0", "stop_loss", "diverge_factor", "diagnostics", "max_steps",
-                 "error_control")
+from ._tasks import built_pair, run_task, SweepTask, traced_build
 
 
 # ------------------------------------------------------------------------------------------------ grouping
@@ -105,9 +104,15 @@ def _format_seconds(s: float) -> str:
 
 
 def _solve_identity(t1, options: dict) -> dict:
+    """The solve options as they identify a run (with the configuration): the options given, solvers by class name,
+    a step-size controller by its repr, diagnostics by name."""
     out = {"t1": float(t1)}
     for k, v in sorted(options.items()):
-        if k == "solver" and not isinstance(v, str):
+        if k == "stepsize_controller":
+            if v is None:  # the default: identified as it was before run_sweep took a controller
+                continue
+            v = repr(v)
+        elif k == "solver" and not isinstance(v, str):
             v = type(v).__name__
         elif k == "diagnostics" and v is not None:  # functions are identified by name
             v = sorted(v) if isinstance(v, Mapping) else [getattr(f, "__name__", repr(f))
@@ -143,15 +148,17 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
     - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build``; ``build``'s defaults fill in the
       rest, and the full configuration identifies the run.
     - ``build(**config) -> (loss, model0)``: the objective and the initial model of one configuration.
-    - ``t1`` and ``solve_options`` (``rtol``, ``atol``, ``solver``, ``save_at``, ``stop_loss``, ...): passed to
-      :func:`gflow.solve_flows`, the same for every run. An unset ``atol`` is the smallest of the runs' own defaults
-      (rtol × min(1, RMS of the initial parameters)) over the run's whole shape group, so that it does not depend on
-      the batching and suits the smallest initialization in the group.
+    - ``t1`` and ``solve_options`` (``rtol``, ``atol``, ``solver``, ``save_at``, ``stop_loss``, ``stepsize_controller``,
+      ...: ``gflow.flow.SOLVE_OPTIONS``, the keyword options of :func:`gflow.solve_flows` with its defaults): passed to
+      :func:`gflow.solve_flows`, the same for every run. Without ``atol`` or ``stepsize_controller``, the atol is the
+      smallest of the runs' own defaults (rtol × min(1, RMS of the initial parameters)) over the run's whole shape
+      group (gflow/flow/_step_control.py), so that it does not depend on the batching and suits the smallest
+      initialization in the group.
     - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
       and final model (e.g. an extrapolation error at every saved time).
     - ``executor``: None runs the batches in this process, one after the other. Otherwise a
       ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs each
-      batch as a task (gflow/sweep/_batches.py): the task rebuilds its flows from their configurations with
+      batch as a task (gflow/sweep/_tasks.py): the task rebuilds its flows from their configurations with
       ``build`` (nothing large is shipped), solves them and writes each run into ``out``, which must be a folder
       every worker sees. The driver fixes each group's ``atol``, padding and program size, so the results are
       bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by
@@ -214,28 +221,27 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         meter = _Meter(len(configs), sum(r is not None for r in results), progress)
         meter.start(out, len(groups), batch_size, executor, reasons)
 
-        batches = []  # (batch, its flows stacked, for the in-process path)
+        tasks = []  # (task, its group, its rows in the group: the flows stacked, for the in-process path)
         for group in groups:
             pending = [p for p, i in enumerate(group.indices) if results[i] is None]
             if not pending:
                 continue
             options = dict(solve_options)
-            if options.get("atol") is None:  # the tightest of the runs' own defaults, fixed for the whole group
-                options["atol"] = float(np.min(default_atols(float(options.get("rtol", 1e-8)),
-                                                             flat_parameters(group.models))))
+            if options.get("atol") is None and options.get("stepsize_controller") is None:
+                options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
             program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
             step = min(batch_size, program)
             for start in range(0, len(pending), step):
                 rows = np.asarray(pending[start:start + step])
                 idx = [group.indices[r] for r in rows]
-                batch = Batch(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
+                task = SweepTask(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
                               names=tuple(names[i] for i in idx), identities=tuple(identities[i] for i in idx),
                               runs_dir=runs_dir, build=build, record=record, t1=float(t1), options=options,
                               program_size=program, keep_trajectory=keep_trajectory, code=code,
                               pad_to=group.pad_to, traced=traced, traced_dtypes=group.traced_dtypes,
                               group_configs=tuple(configs[i] for i in group.indices) if traced else (),
                               group_rows=tuple(int(r) for r in rows) if traced else ())
-                batches.append((batch, group, rows))
+                tasks.append((task, group, rows))
 
         def finished(done: list[tuple[int, SweepRun]]) -> None:
             for i, run in done:
@@ -248,12 +254,17 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
                     on_run_done(run)
             meter.batch_done(len(done))
 
-        if executor is None:
-            for batch, group, rows in batches:
-                finished(solve_batch(batch, take(group.losses, rows), take(group.models, rows),
-                                     progress="auto" if progress else False))
-        else:
-            _run_on(executor, [b for b, _, _ in batches], finished, meter)
+        try:
+            if executor is None:
+                for task, group, rows in tasks:
+                    finished(run_task(task, take(group.losses, rows), take(group.models, rows),
+                                      progress="auto" if progress else False))
+            else:
+                _run_on(executor, [task for task, _, _ in tasks], finished, meter)
+        except KeyboardInterrupt:  # Ctrl-C: say what is kept, not 40 frames of JAX (the lock is released on the way out)
+            kept = sum(r is not None for r in results)
+            raise KeyboardInterrupt(f"interrupted: {kept} of {len(results)} runs kept in {os.fspath(out)}, rerun the "
+                                    "same call to resume") from None
         meter.summary(results)
         return results
 
@@ -269,9 +280,9 @@ def _as_executor(executor):
                           f"{type(executor).__name__}")
 
 
-def _run_on(executor, batches: list[Batch], finished: Callable, meter: _Meter) -> None:
-    """Submit every batch to ``executor``; hand each result to ``finished`` as it arrives."""
-    futures = [executor.submit(solve_batch, batch) for batch in batches]
+def _run_on(executor, tasks: list[SweepTask], finished: Callable, meter: _Meter) -> None:
+    """Submit every task to ``executor``; hand each result to ``finished`` as it arrives."""
+    futures = [executor.submit(run_task, task) for task in tasks]
     try:
         for future in concurrent.futures.as_completed(futures):
             try:

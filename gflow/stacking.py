@@ -1,4 +1,5 @@
-"""Batches of flows: stacked modules, bucketed program sizes, and the split of a batch over local devices.
+"""Stacking modules into a batch of flows: stacked modules, bucketed program sizes, and the split of a batch over
+local devices.
 
 A batch is a pair of *stacked* modules (every array leaf carries a leading axis of length B, the equinox way:
 ``eqx.filter_vmap(make_model)(keys)``), or two lists of modules that are stacked here.

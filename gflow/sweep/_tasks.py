@@ -1,14 +1,14 @@
-"""One batch of a sweep: the unit of work an executor runs (gflow/sweep/_sweep.py).
+"""A sweep's task: some flows of one shape group, the unit of work an executor runs (gflow/sweep/_sweep.py).
 
-A :class:`Batch` names its flows by configuration, not by arrays: a worker rebuilds them with the sweep's ``build``,
+A :class:`SweepTask` names its flows by configuration, not by arrays: a worker rebuilds them with the sweep's ``build``,
 so nothing large travels to it. An untraced build is called per configuration, the population losses padded to
-the shape group's longest. A traced build is vmapped over the whole group, as the driver did, and the batch's rows
+the shape group's longest. A traced build is vmapped over the whole group, as the driver did, and the task's rows
 taken from it: a vmapped build over fewer rows can differ in the last bit (a teacher's impulse response computed
 in a batch of 2 and of 4 differed by 1e-16), so each worker keeps the last group it built for the group's next
-batch. What must be the same as in one process is fixed by the driver from the whole grid and
+task. What must be the same as in one process is fixed by the driver from the whole grid and
 carried here: the group's ``atol``, the compiled program size and the padding target. The worker solves the flows
 with :func:`gflow.solve_flows`, writes each run atomically into the shared folder and returns the runs (small
-arrays). A batch that is run again (its worker died) first loads the runs its earlier attempt finished.
+arrays). A task that is run again (its worker died) first loads the runs its earlier attempt finished.
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ from .. import (  # solve_flows and source_hash looked up at call time, so a tes
     results as results_api,
 )
 from .._checks import GflowInputError
-from ..batching import stack, take
+from ..stacking import stack, take
 from ._grid import _canonical_json
 from ._run_files import _load_run, _write_run, SweepRun
 
 
 @dataclasses.dataclass(frozen=True)
-class Batch:
-    """Flows of one shape group that are solved together: rows ``indices`` of the grid."""
+class SweepTask:
+    """Flows of one shape group that are solved together (one :func:`gflow.solve_flows` call): rows ``indices`` of
+    the grid."""
 
     indices: tuple[int, ...]  # positions in the grid, for the driver
     configs: tuple[dict, ...]
@@ -51,7 +52,7 @@ class Batch:
     traced: tuple[str, ...] = ()  # a traced group: build is vmapped over these keys
     traced_dtypes: tuple[str, ...] = ()  # their dtypes (from the whole group's values)
     group_configs: tuple[dict, ...] = ()  # a traced group: every configuration of the group, in order
-    group_rows: tuple[int, ...] = ()  # a traced group: this batch's positions in it
+    group_rows: tuple[int, ...] = ()  # a traced group: this task's positions in it
 
 
 def built_pair(pair, config):
@@ -80,52 +81,52 @@ def traced_build(build: Callable, configs, traced: tuple[str, ...], dtypes: tupl
 _last_group: dict = {}  # a worker's last traced group: {"key": ..., "flows": (losses, models0)}
 
 
-def _rebuild(batch: Batch, rows: list[int]):
-    if batch.traced:
-        key = (_canonical_json(list(batch.group_configs), "grid"), batch.code.get("build"), batch.traced)
+def _rebuild(task: SweepTask, rows: list[int]):
+    if task.traced:
+        key = (_canonical_json(list(task.group_configs), "grid"), task.code.get("build"), task.traced)
         if _last_group.get("key") != key or key[1] is None:
             _last_group.clear()
-            _last_group.update(key=key, flows=traced_build(batch.build, list(batch.group_configs), batch.traced,
-                                                           batch.traced_dtypes))
-        take_rows = np.asarray([batch.group_rows[r] for r in rows])
+            _last_group.update(key=key, flows=traced_build(task.build, list(task.group_configs), task.traced,
+                                                           task.traced_dtypes))
+        take_rows = np.asarray([task.group_rows[r] for r in rows])
         losses, models0 = _last_group["flows"]
         return take(losses, take_rows), take(models0, take_rows)
-    configs = [batch.configs[r] for r in rows]
-    pairs = [built_pair(batch.build(**c), c) for c in configs]
-    losses = [loss if batch.pad_to is None else loss.padded_to(batch.pad_to) for loss, _ in pairs]
+    configs = [task.configs[r] for r in rows]
+    pairs = [built_pair(task.build(**c), c) for c in configs]
+    losses = [loss if task.pad_to is None else loss.padded_to(task.pad_to) for loss, _ in pairs]
     return stack(losses, "losses"), stack([m for _, m in pairs], "models0")
 
 
-def solve_batch(batch: Batch, losses=None, models0=None, *, progress=False) -> list[tuple[int, SweepRun]]:
-    """Solve the flows of ``batch`` and write each run; returns [(grid index, run)].
+def run_task(task: SweepTask, losses=None, models0=None, *, progress=False) -> list[tuple[int, SweepRun]]:
+    """Solve the flows of ``task`` and write each run; returns [(grid index, run)].
 
-    ``losses``/``models0``: the batch's flows, stacked, when the caller has them (in one process); else (on a
-    worker) they are rebuilt from the configurations, and runs that an earlier attempt of this batch finished are
+    ``losses``/``models0``: the task's flows, stacked, when the caller has them (in one process); else (on a
+    worker) they are rebuilt from the configurations, and runs that an earlier attempt of this task finished are
     loaded instead of solved again.
     """
-    rows = list(range(len(batch.indices)))
+    rows = list(range(len(task.indices)))
     done: list[tuple[int, SweepRun]] = []
     if losses is None:
-        if batch.code.get("gflow") != results_api.source_hash():
+        if task.code.get("gflow") != results_api.source_hash():
             raise GflowInputError(f"a worker on {os.uname().nodename} runs other gflow code (source hash "
-                                  f"{results_api.source_hash()[:12]}, the driver's is {batch.code.get('gflow', '?')[:12]}): "
+                                  f"{results_api.source_hash()[:12]}, the driver's is {task.code.get('gflow', '?')[:12]}): "
                                   "install the same gflow on every worker")
         for r in list(rows):
-            run, _ = _load_run(os.path.join(batch.runs_dir, batch.names[r]), batch.identities[r], batch.names[r],
-                               batch.code)
+            run, _ = _load_run(os.path.join(task.runs_dir, task.names[r]), task.identities[r], task.names[r],
+                               task.code)
             if run is not None:
-                done.append((batch.indices[r], run))
+                done.append((task.indices[r], run))
                 rows.remove(r)
         if not rows:
             return done
-        losses, models0 = _rebuild(batch, rows)
-    trajs = flow_api.solve_flows(losses, models0, batch.t1, progress=progress, program_size=batch.program_size,
-                                 **batch.options)
+        losses, models0 = _rebuild(task, rows)
+    trajs = flow_api.solve_flows(losses, models0, task.t1, progress=progress, program_size=task.program_size,
+                                 **task.options)
     for r, traj in zip(rows, trajs):
-        rec = {} if batch.record is None else batch.record(traj, batch.configs[r])
+        rec = {} if task.record is None else task.record(traj, task.configs[r])
         if not isinstance(rec, Mapping):
             raise GflowInputError(f"`record` must return a dict of arrays, got {type(rec).__name__}")
-        run = _write_run(batch.runs_dir, batch.names[r], batch.identities[r], traj, dict(rec), batch.keep_trajectory,
-                         batch.program_size, batch.code)
-        done.append((batch.indices[r], run))
+        run = _write_run(task.runs_dir, task.names[r], task.identities[r], traj, dict(rec), task.keep_trajectory,
+                         task.program_size, task.code)
+        done.append((task.indices[r], run))
     return done
