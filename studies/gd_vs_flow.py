@@ -31,7 +31,6 @@ Example:  python studies/gd_vs_flow.py --quick --out out/gd_vs_flow
 from __future__ import annotations
 
 import os
-import time
 
 import equinox as eqx
 import jax
@@ -39,7 +38,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, exit_code, print_checks, save_figure, study_parser, write_summary
+from gflow.study import check, QuickFull, run_study, save_figure, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
@@ -50,43 +49,39 @@ EDGE_FACTORS = (0.9, 1.5)  # GD runs at these multiples of the stability edge (r
 
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/gd_vs_flow", "output folder for figures, trajectories, summary.json",
-                      "small sizes that finish in well under a minute")
-    p.add_argument("--d-balanced", type=int, default=None, help="student dimension, seed-000 problem "
-                   "(default 40 as in seed 000 Fig. 1a; quick: 20)")
+                     "small sizes that finish in well under a minute")
+    p.add_argument("--d-balanced", type=int, default=QuickFull(40, quick=20),
+                   help="student dimension, seed-000 problem (40 as in seed 000 Fig. 1a)")
     p.add_argument("--d-memoryless", type=int, default=20, help="student dimension, seed-001 problem")
     p.add_argument("--teacher-dim", type=int, default=5, help="balanced teacher dimension d̂")
     p.add_argument("--w-star", type=float, default=1.0, help="memoryless teacher w*")
     p.add_argument("--k", type=int, default=20, help="training length (lags of the population loss)")
     p.add_argument("--init-scale", type=float, default=1e-2, help="scale of the symmetric balanced start")
-    p.add_argument("--horizon-balanced", type=float, default=None,
-                   help="seed-000 problem: flow and GD are compared on t ∈ [0, horizon] (default 10; quick: 5)")
+    p.add_argument("--horizon-balanced", type=float, default=QuickFull(10.0, quick=5.0),
+                   help="seed-000 problem: flow and GD are compared on t ∈ [0, horizon]")
     p.add_argument("--horizon-memoryless", type=float, default=40.0,
                    help="seed-001 problem: the horizon (its stability edge is ~100× larger, so more time)")
-    p.add_argument("--n-eta-balanced", type=int, default=None,
-                   help="seed-000 problem: step sizes η_edge/2, /4, ... (default 5; quick: 3)")
-    p.add_argument("--n-eta-memoryless", type=int, default=None,
-                   help="seed-001 problem: step sizes η_edge/2, /4, ... (default 8; quick: 6; its runs are cheap)")
+    p.add_argument("--n-eta-balanced", type=int, default=QuickFull(5, quick=3),
+                   help="seed-000 problem: step sizes η_edge/2, /4, ...")
+    p.add_argument("--n-eta-memoryless", type=int, default=QuickFull(8, quick=6),
+                   help="seed-001 problem: step sizes η_edge/2, /4, ... (its runs are cheap)")
     p.add_argument("--n-fit", type=int, default=3, help="fit the exponents on this many of the smallest η")
     p.add_argument("--n-save", type=int, default=40, help="log-spaced saved steps per run")
     p.add_argument("--rtol", type=float, default=1e-10, help="flow rtol; the distances are repeated at rtol/100")
     p.add_argument("--solver", default="tsit5", help="solver of the reference flows (not stiff up to the horizon)")
     p.add_argument("--adam-lr", type=float, default=1e-3, help="Adam learning rate (seed 000 App. C.1)")
     p.add_argument("--adam-steps", type=int, default=15_000, help="Adam steps (seed 000 App. C.1)")
-    p.add_argument("--n-data", type=int, default=None, help="Gaussian sequences in the SGD dataset (default "
-                   "10000 as in seed 000 Sec. 5.1; quick: 1000)")
+    p.add_argument("--n-data", type=int, default=QuickFull(10_000, quick=1000),
+                   help="Gaussian sequences in the SGD dataset (10000 as in seed 000 Sec. 5.1)")
     p.add_argument("--batch", type=int, default=100, help="SGD minibatch size (seed 000 App. C.1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the teacher, starts and data")
     args = p.parse_args(argv)
-    args.d_balanced = args.d_balanced or (20 if args.quick else 40)
-    args.horizon_balanced = args.horizon_balanced or (5.0 if args.quick else 10.0)
-    args.n_eta_balanced = args.n_eta_balanced or (3 if args.quick else 5)
-    args.n_eta_memoryless = args.n_eta_memoryless or (6 if args.quick else 8)
-    args.n_data = args.n_data or (1000 if args.quick else 10_000)
+    p.require_positive(args, "d_balanced", "d_memoryless", "teacher_dim", "k", "init_scale", "horizon_balanced",
+                       "horizon_memoryless", "rtol", "adam_lr", "adam_steps", "n_data", "batch")
     if args.n_fit < 2 or min(args.n_eta_balanced, args.n_eta_memoryless) < args.n_fit:
         p.error("--n-fit must be >= 2 and at most --n-eta-balanced and --n-eta-memoryless")
-    if min(args.d_balanced, args.d_memoryless, args.k, args.n_save - 1, args.batch) < 1 or \
-            min(args.horizon_balanced, args.horizon_memoryless) <= 0:
-        p.error("dimensions, --k, --batch, --n-save - 1 and the horizons must be positive")
+    if args.n_save < 2:
+        p.error(f"--n-save must be >= 2, got {args.n_save}")
     if args.batch > args.n_data:
         p.error("--batch must not exceed --n-data")
     return args
@@ -241,27 +236,24 @@ def other_methods(problem, args):
 
 # ------------------------------------------------------------------------------------------------- main
 def main(argv=None):
-    started = time.time()
-    args = parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    return run_study("gd_vs_flow", parse_args, science, argv)
+
+
+def science(args, checks, results):
     problems = build_problems(args)
     flows = FlowCache(args)
     print(f"gd_vs_flow: k={args.k}, horizons t={args.horizon_balanced:g} (balanced), {args.horizon_memoryless:g} "
           f"(memoryless), {args.n_eta_balanced} / {args.n_eta_memoryless} step sizes below the edge, "
           f"rtol {args.rtol:g} (and {args.rtol / 100:g}), Adam lr {args.adam_lr:g} × {args.adam_steps} steps, "
           f"SGD on N={args.n_data} / fresh sequences, batch {args.batch}", flush=True)
-
-    checks, results = [], {}
     for name, problem in problems.items():
         print(f"{name} teacher (d = {problem['d']}):", flush=True)
         problem["results"] = {s: sweep_one_start(problem, s, args, flows) for s in STARTS}
         problem["t_early"], problem["q_runs"] = q_drift_runs(problem, args)
         problem["methods"], eta_sgd = other_methods(problem, args)
         results[name] = summarize_problem(problem, args, eta_sgd, checks)
-
     make_figures(args, problems)
     save_trajectories(args, problems)
-    write_summary(args.out, "gd_vs_flow", vars(args), checks, results, started)
     print()
     for name in PROBLEMS:
         r = results[name]
@@ -270,58 +262,67 @@ def main(argv=None):
               f"{r['symmetric']['exponent_parameters']:.3f} / {r['general']['exponent_parameters']:.3f}; "
               f"Q drift ∝ η^{r['q_drift']['eta_exponent_at_horizon']:.3f} t^{r['q_drift']['t_exponent_early']:.3f} "
               f"(early, t ≤ {r['q_drift']['t_early']:.3g}); Adam final loss {r['methods']['Adam']['final_loss']:.3e}")
-    print_checks(checks)
-    print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")
-    return exit_code(checks)
 
 
 def summarize_problem(problem, args, eta_sgd, checks):
-    name, source = problem["name"], problem["source"]
-    res = problem["results"]
+    """One problem's checks and results: each start, the Q drift, and the methods."""
     out = problem["summary"] = {"d": problem["d"], "eta_sgd": eta_sgd}
     for start in STARTS:
-        r = res[start]
-        etas = np.asarray([run["eta"] for run in r["runs"]])
-        entry = {"edge": r["edge"], "lambda_max": float(np.max(r["sharpness"])), "etas": etas,
-                 "sharpness": r["sharpness"], "sharpness_ts": r["probe"].ts}
-        fit = slice(len(etas) - args.n_fit, None)  # the smallest step sizes: the asymptotic regime
-        for measure in ("parameters", "impulse_response", "loss"):
-            values = np.asarray([np.max(run["distance"][measure]) for run in r["runs"]])
-            scaling = an.step_size_scaling(etas, values)
-            entry[f"max_distance_{measure}"] = values
-            entry[f"exponent_{measure}"] = an.step_size_scaling(etas[fit], values[fit])["exponent"]
-            entry[f"exponent_all_eta_{measure}"] = scaling["exponent"]
-            entry[f"ratios_eta_over_half_{measure}"] = scaling["ratios"][::-1]
-        floor = max(float(np.max(np.abs(run["distance"]["parameters"] - run["distance_tight"]["parameters"])))
-                    for run in r["runs"])
-        smallest = float(np.min(entry["max_distance_parameters"]))
-        entry["tolerance_floor"] = floor
-        entry["edge_runs"] = [{"factor": e["factor"], "eta": e["eta"], "status": e["traj"].status,
-                               "message": e["traj"].message,
-                               "final_loss": float(_loss_at(problem["loss"], e["traj"].final)),
-                               "max_distance_parameters": None if e["distance"] is None
-                               else float(np.max(e["distance"]["parameters"]))} for e in r["edge_runs"]]
-        out[start] = entry
-        p, n = entry["exponent_parameters"], len(etas)
-        checks.append(check(f"{name}/{start} start (seed {args.seed}): GD is first order: max_t relative distance "
-                            f"||theta_GD(t) - theta_flow(t)||/max||theta_flow|| (t <= {problem['horizon']:g}) ∝ η^p "
-                            f"with p in [0.8, 1.2], fitted on the {args.n_fit} smallest of η_edge/2 … η_edge/2^{n}",
-                            "GD = Euler method for the flow (seed 000 §3.1, seed 001 §3.2); Euler's global error is "
-                            "O(η) (numerical analysis, not a paper prediction)", p, [0.8, 1.2], 0.8 <= p <= 1.2,
-                            kind="sanity", predictions=["000-P2"] if start == "general" else None,
-                            ratios_eta_over_half=entry["ratios_eta_over_half_parameters"], etas=etas,
-                            exponent_all_eta=entry["exponent_all_eta_parameters"]))
-        stable = [run["traj"].status for run in r["runs"]] + [r["edge_runs"][0]["traj"].status]
-        checks.append(check(f"{name}/{start} start: GD at each of the {n} η = η_edge/2 … η_edge/2^{n} and at "
-                            f"0.9 η_edge (η_edge = 2/max_t λ_max along the flow) completes without diverging",
-                            "linear stability of GD: η < 2/λ_max", int(sum(s == "completed" for s in stable)),
-                            len(stable), all(s == "completed" for s in stable), kind="sanity"))
-        checks.append(check(f"{name}/{start} start: solving the flow at rtol/100 instead of rtol {args.rtol:g} moves "
-                            f"every GD-to-flow parameter distance (all {n} η, all saved t) by <= 1% of the smallest "
-                            f"max_t distance", "tolerance check (docs/design.md)", floor, 0.01 * smallest,
-                            floor <= 0.01 * smallest, kind="sanity"))
+        out[start] = start_checks(problem, start, args, checks)
+    out["q_drift"] = q_drift_checks(problem, args, checks)
+    out["methods"] = problem["table"] = method_checks(problem, args, checks)
+    out["zero_solution_error"] = problem["zero_error"] = float(an.zero_solution_error(problem["teacher"], args.k))
+    return out
 
-    # Q drift from the general start: ∝ η at the horizon (main sweep), ∝ η and ∝ t in the early phase (short runs)
+
+def start_checks(problem, start, args, checks) -> dict:
+    """GD against the flow from one start: first-order distance, stability below the edge, the tolerance floor."""
+    name, res = problem["name"], problem["results"]
+    r = res[start]
+    etas = np.asarray([run["eta"] for run in r["runs"]])
+    entry = {"edge": r["edge"], "lambda_max": float(np.max(r["sharpness"])), "etas": etas,
+             "sharpness": r["sharpness"], "sharpness_ts": r["probe"].ts}
+    fit = slice(len(etas) - args.n_fit, None)  # the smallest step sizes: the asymptotic regime
+    for measure in ("parameters", "impulse_response", "loss"):
+        values = np.asarray([np.max(run["distance"][measure]) for run in r["runs"]])
+        scaling = an.step_size_scaling(etas, values)
+        entry[f"max_distance_{measure}"] = values
+        entry[f"exponent_{measure}"] = an.step_size_scaling(etas[fit], values[fit])["exponent"]
+        entry[f"exponent_all_eta_{measure}"] = scaling["exponent"]
+        entry[f"ratios_eta_over_half_{measure}"] = scaling["ratios"][::-1]
+    floor = max(float(np.max(np.abs(run["distance"]["parameters"] - run["distance_tight"]["parameters"])))
+                for run in r["runs"])
+    smallest = float(np.min(entry["max_distance_parameters"]))
+    entry["tolerance_floor"] = floor
+    entry["edge_runs"] = [{"factor": e["factor"], "eta": e["eta"], "status": e["traj"].status,
+                           "message": e["traj"].message,
+                           "final_loss": float(_loss_at(problem["loss"], e["traj"].final)),
+                           "max_distance_parameters": None if e["distance"] is None
+                           else float(np.max(e["distance"]["parameters"]))} for e in r["edge_runs"]]
+    p, n = entry["exponent_parameters"], len(etas)
+    checks.append(check(f"{name}/{start} start (seed {args.seed}): GD is first order: max_t relative distance "
+                        f"||theta_GD(t) - theta_flow(t)||/max||theta_flow|| (t <= {problem['horizon']:g}) ∝ η^p "
+                        f"with p in [0.8, 1.2], fitted on the {args.n_fit} smallest of η_edge/2 … η_edge/2^{n}",
+                        "GD = Euler method for the flow (seed 000 §3.1, seed 001 §3.2); Euler's global error is "
+                        "O(η) (numerical analysis, not a paper prediction)", p, [0.8, 1.2], 0.8 <= p <= 1.2,
+                        kind="sanity", predictions=["000-P2"] if start == "general" else None,
+                        ratios_eta_over_half=entry["ratios_eta_over_half_parameters"], etas=etas,
+                        exponent_all_eta=entry["exponent_all_eta_parameters"]))
+    stable = [run["traj"].status for run in r["runs"]] + [r["edge_runs"][0]["traj"].status]
+    checks.append(check(f"{name}/{start} start: GD at each of the {n} η = η_edge/2 … η_edge/2^{n} and at "
+                        f"0.9 η_edge (η_edge = 2/max_t λ_max along the flow) completes without diverging",
+                        "linear stability of GD: η < 2/λ_max", int(sum(s == "completed" for s in stable)),
+                        len(stable), all(s == "completed" for s in stable), kind="sanity"))
+    checks.append(check(f"{name}/{start} start: solving the flow at rtol/100 instead of rtol {args.rtol:g} moves "
+                        f"every GD-to-flow parameter distance (all {n} η, all saved t) by <= 1% of the smallest "
+                        f"max_t distance", "tolerance check (docs/design.md)", floor, 0.01 * smallest,
+                        floor <= 0.01 * smallest, kind="sanity"))
+    return entry
+
+
+def q_drift_checks(problem, args, checks) -> dict:
+    """Q drift from the general start: ∝ η at the horizon (main sweep), ∝ η and ∝ t in the early phase."""
+    name, res = problem["name"], problem["results"]
     runs = res["general"]["runs"][-args.n_fit:]
     p_end = an.step_size_scaling([run["eta"] for run in runs], [run["q_drift"][-1] for run in runs])["exponent"]
     q_runs, t_early = problem["q_runs"], problem["t_early"]
@@ -329,11 +330,11 @@ def summarize_problem(problem, args, eta_sgd, checks):
     p_early, q_t = an.fit_drift_exponents(*q_args, t_max=t_early)
     _, q_all = an.fit_drift_exponents(*q_args)
     sym_q = max(float(np.nanmax(run["q_drift"])) for run in res["symmetric"]["runs"])
-    out["q_drift"] = {"eta_exponent_at_horizon": p_end, "eta_exponent_early": p_early, "t_exponent_early": q_t,
-                      "t_early": t_early, "t_exponent_to_4_t_early": q_all,
-                      "relative_drift_at_horizon": [float(run["q_drift"][-1]) for run in runs],
-                      "etas_at_horizon": [run["eta"] for run in runs], "etas_early": q_args[0],
-                      "symmetric_start_max_drift": sym_q}
+    q_drift = {"eta_exponent_at_horizon": p_end, "eta_exponent_early": p_early, "t_exponent_early": q_t,
+               "t_early": t_early, "t_exponent_to_4_t_early": q_all,
+               "relative_drift_at_horizon": [float(run["q_drift"][-1]) for run in runs],
+               "etas_at_horizon": [run["eta"] for run in runs], "etas_early": q_args[0],
+               "symmetric_start_max_drift": sym_q}
     src = "seed 000 Lemma E.7, spec 000 §3.3 / P2: Q conserved by the flow, changed by O(η²) per GD step"
     q_what = "relative drift ||Q(t) - Q(0)||_F / max_t(||AA^T|| + ||A^TA|| + ||BB^T|| + ||C^TC||)"
     early = (f"early phase t <= {t_early:.3g} (L >= 0.9 L(0)), joint fit drift ∝ η^p t^q over short GD runs at "
@@ -347,15 +348,17 @@ def summarize_problem(problem, args, eta_sgd, checks):
                         f"constant there, so a per-step change accumulates linearly; guards the early window)",
                         src, q_t, [0.8, 1.2], 0.8 <= q_t <= 1.2, kind="sanity", t_exponent_to_4_t_early=q_all,
                         predictions=["000-P2"]))
+    return q_drift
 
-    # methods from the symmetric start: balancedness / symmetry and final loss / extrapolation
+
+def method_checks(problem, args, checks) -> dict:
+    """Every method from the symmetric start keeps the class (balancedness, symmetry); their table of results."""
+    name, source, res = problem["name"], problem["source"], problem["results"]
     loss, teacher, k = problem["loss"], problem["teacher"], args.k
     methods = {"flow": problem["results"]["symmetric"]["flow"]}
     methods.update({f"GD η={run['eta']:.2e}": run["traj"] for run in res["symmetric"]["runs"]})
     methods.update(problem["methods"])
     table = {m: method_row(traj, loss, teacher, k) for m, traj in methods.items()}
-    out["methods"] = problem["table"] = table
-    out["zero_solution_error"] = problem["zero_error"] = float(an.zero_solution_error(teacher, k))
 
     def defect(prefix):
         return max(max(table[m]["balance_defect"], table[m]["symmetry_defect"]) for m in table if m.startswith(prefix))
@@ -371,7 +374,7 @@ def summarize_problem(problem, args, eta_sgd, checks):
                             f"max|B − Cᵀ|/max(max|B|, max|C|) <= 1e-12 at every saved step (log-spaced, {args.n_save} per run)",
                             f"{source}; seed 000 Lemma 6/E.6, seed 001 Thm 6.1 (1), spec 000 §3.3 (Adam) / P1",
                             value, 1e-12, value <= 1e-12, kind="prediction", predictions=ids))
-    return out
+    return table
 
 
 def save_trajectories(args, problems):
@@ -396,10 +399,14 @@ def make_figures(args, problems):
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
+    for figure in (figure_distance_to_flow, figure_step_size_scaling, figure_q_drift, figure_methods, figure_sharpness):
+        figure(args, problems)
 
-    # 1. distance to the flow against time
+
+def figure_distance_to_flow(args, problems):
+    """Distance of every GD run to the flow against time."""
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     for i, name in enumerate(PROBLEMS):
         for j, start in enumerate(STARTS):
@@ -417,7 +424,12 @@ def make_figures(args, problems):
     fig.tight_layout()
     save_figure(fig, args.out, "distance_to_flow.png")
 
-    # 2. step-size scaling
+
+def figure_step_size_scaling(args, problems):
+    """Max distance to the flow against η, per start and measure."""
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, name in zip(axes, PROBLEMS):
         for start, marker in zip(STARTS, ("o", "s")):
@@ -431,7 +443,11 @@ def make_figures(args, problems):
     fig.tight_layout()
     save_figure(fig, args.out, "step_size_scaling.png")
 
-    # 3. Q drift
+
+def figure_q_drift(args, problems):
+    """The Q drift divided by η (curves collapse when it is ∝ η)."""
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, name in zip(axes, PROBLEMS):
         p = problems[name]
@@ -450,7 +466,11 @@ def make_figures(args, problems):
     fig.tight_layout()
     save_figure(fig, args.out, "q_drift.png")
 
-    # 4. final loss and extrapolation error per method
+
+def figure_methods(args, problems):
+    """Final loss and extrapolation error of every method from the symmetric start."""
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
     for j, name in enumerate(PROBLEMS):
         rows = problems[name]["table"]
@@ -469,7 +489,11 @@ def make_figures(args, problems):
     fig.tight_layout()
     save_figure(fig, args.out, "methods.png")
 
-    # 5. sharpness along the flow
+
+def figure_sharpness(args, problems):
+    """Sharpness λ_max along the flow against 2/η of every GD run."""
+    import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, name in zip(axes, PROBLEMS):
         for start, color in zip(STARTS, ("tab:blue", "tab:orange")):

@@ -26,6 +26,7 @@ import os
 import re
 import sys
 
+from gflow.results import write_text_atomic
 from gflow.study import load_results, PREDICTIONS, study_code_hash, UNTESTABLE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -124,8 +125,16 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
     for r in results:
         r["_stale"] = r.get("code_hash") != study_code_hash(r["study"], STUDIES)
     statuses = prediction_statuses(results)
-    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER}
     checks = [(r, c) for r in results for c in r["checks"]]
+    lines = _overview(results, statuses, checks) + _results_table(results)
+    rows, missing = _prediction_rows(results, statuses, explanations)
+    lines += rows + _notes(statuses, explanations) + _every_check(checks)
+    return "\n".join(lines).rstrip() + "\n", missing
+
+
+def _overview(results, statuses, checks) -> list[str]:
+    """The heading, the counts of predictions and checks, and the note on results older than issue 24."""
+    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER}
     lines = ["# VALIDATION", "",
              "Built by `python studies/validation.py` from the result files in `validation/results/` (one per study, "
              "written by the study's full run) and the explanations in `validation/explanations.md`. Do not edit by "
@@ -153,7 +162,12 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
               + f"; {len(checks) - n_pred} sanity: "
               + ", ".join(f"{sum(c['kind'] == 'sanity' and c['status'] == s for _, c in checks)} {s}"
                           for s in ("pass", "FAIL")) + ").", ""]
+    return lines
 
+
+def _results_table(results) -> list[str]:
+    """One row per result file, and the studies not yet run at full scale."""
+    lines = []
     lines += ["## Results", "", "| study | recorded | commit | wall time | checks | code |", "|---|---|---|---|---|---|"]
     for r in results:
         git = r.get("provenance", {}).get("git") or {}
@@ -166,7 +180,12 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
     if planned:
         lines += ["", "No result yet (not run at full scale): " + ", ".join(
             f"`{s}`" + (f" (part {part})" if part else "") for s, part in planned) + "."]
+    return lines
 
+
+def _prediction_rows(results, statuses, explanations) -> tuple[list[str], list[str]]:
+    """The table of predictions with their status and evidence; and those lacking an explanation."""
+    lines = []
     missing = []
     lines += ["", "## Predictions", "",
               "| id | prediction | source | status | prediction checks: value [95 % interval] vs threshold | "
@@ -192,7 +211,12 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
             shown += " (a sanity guard failed)"
             guards = f"**{guards}**"
         lines.append(f"| {p.id} | {_cell(p.claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} | {guards} |")
+    return lines, missing
 
+
+def _notes(statuses, explanations) -> list[str]:
+    """Why each prediction is not testable, and why each FAIL, inconclusive and not run."""
+    lines = []
     untestable = [p for p in PREDICTIONS if statuses[p.id]["status"] == "not testable"]
     if untestable:
         lines += ["", "## Not testable at simulator scale", ""]
@@ -206,14 +230,18 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
             text = explanations.get(p.id, "**explanation missing** (add a `## " + p.id +
                                     "` section to validation/explanations.md)")
             lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** — {statuses[p.id]["status"]}. {text}', ""]
+    return lines
 
-    lines += ["", "## Every check", "",
+
+def _every_check(checks) -> list[str]:
+    """One row per check of every study."""
+    lines = ["", "## Every check", "",
               "| study | kind | claim | source | predictions | measured | status |", "|---|---|---|---|---|---|---|"]
     for r, c in checks:
         status = c["status"] if c["status"] == "pass" else f"**{c['status']}**"
         lines.append(f"| {r['study']} | {c['kind']} | {_cell(c['claim'])} | {_cell(c['source'])} | "
                      f"{', '.join(c.get('predictions') or []) or '—'} | {_cell(_measured(c))} | {status} |")
-    return "\n".join(lines).rstrip() + "\n", missing
+    return lines
 
 
 def main(argv=None) -> int:
@@ -236,9 +264,7 @@ def main(argv=None) -> int:
             return 1
         print(f"{args.output} is up to date ({len(results)} result files)")
         return 1 if missing else 0
-    with open(args.output + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(args.output + ".tmp", args.output)
+    write_text_atomic(args.output, text)
     print(f"wrote {args.output}: {len(results)} result files, {sum(len(r['checks']) for r in results)} checks")
     return 1 if missing else 0
 
