@@ -44,10 +44,11 @@ def test_named_paths_exist():
     missing = []
     checked = 0
     for source in _sources():
-        for token in sorted(_named_paths(source.read_text(encoding="utf-8"))):
-            checked += 1
-            if not _exists(token):
-                missing.append(f"{source.relative_to(ROOT)}: {token}")
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            for token in sorted(_named_paths(line)):
+                checked += 1
+                if not _exists(token):
+                    missing.append(f"{source.relative_to(ROOT)}:{number}: {token}")
     assert checked > 50, f"the scan found only {checked} paths: the token pattern is broken"
     assert not missing, "paths named in the docs, the README or the code that do not exist:\n  " + "\n  ".join(missing)
 
