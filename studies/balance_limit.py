@@ -331,9 +331,6 @@ def print_findings(args, f):
 
 
 def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(eps)))

@@ -487,9 +487,6 @@ def panel_results(name, args, panels, runs, checks, results):
 
 
 def make_figures(args, panels, runs_of, tables):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     for name, table in tables.items():

@@ -396,9 +396,6 @@ def _label(ax, xlabel, ylabel, title, legend_size=7):
 
 
 def make_figures(args, problems):
-    import matplotlib
-
-    matplotlib.use("Agg")
     for figure in (figure_distance_to_flow, figure_step_size_scaling, figure_q_drift, figure_methods, figure_sharpness):
         figure(args, problems)
 

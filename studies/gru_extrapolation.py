@@ -613,9 +613,6 @@ def part_b(args, checks, results):
 
 # ------------------------------------------------------------------------------------------------ figures
 def figure_a(args, a):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     H, ks = args.horizon, np.array(args.kg)
@@ -671,9 +668,6 @@ def figure_a(args, a):
 
 
 def figure_b(args, rows, fig5):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     k, T = args.k1, args.eval_factor * args.k1

@@ -174,9 +174,6 @@ def scale_checks(args, mean_by_seed, crit_by_seed, beyond) -> list[dict]:
 
 
 def make_figure(args, table, scale_of_run, crit):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))

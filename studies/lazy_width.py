@@ -82,7 +82,7 @@ import gflow
 # noqa: E402
 from gflow import analysis as an, GflowInputError
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
            "003": "seed 003 (Cayci & Eryilmaz)"}
@@ -174,9 +174,7 @@ def validate(args):
     if len(set(widths)) < 2:
         raise GflowInputError(f"--widths must hold at least two distinct widths to fit exponents, got {widths}")
     args.widths = sorted(set(int(m) for m in widths))
-    for name in ("seeds", "n", "n_test"):
-        if getattr(args, name) < 1:
-            raise GflowInputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    require_positive(args, "seeds", "n", "n_test")
     if args.length < 3 or args.d < 3:
         raise GflowInputError(f"--length and --d must be >= 3 (normalized sequences), got {args.length}, {args.d}")
     for name in ("eps_x", "alpha", "label_rms", "tau", "eta", "rate_tolerance", "movement_tolerance"):
@@ -624,9 +622,6 @@ def position_panel(ax, all_rows):
 
 
 def make_figure(args, all_rows, results):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 4, figsize=(24, 9.5))

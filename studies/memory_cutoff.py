@@ -67,7 +67,7 @@ import numpy as np
 import gflow
 from gflow import analysis as an, GflowInputError
 from gflow.objectives.nonlinear_teachers import transport_teacher
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
@@ -135,10 +135,8 @@ def validate(args):
     short, long_ = args.alphas
     if args.m < 2 or args.m % 2:
         raise GflowInputError(f"--m must be even and >= 2 (symmetric initialization, seed 003 Def. 1), got {args.m}")
-    for name in ("d", "n", "tau", "seeds", "teacher_samples", "p13_length", "grad_length", "fit_steps",
-                 "transport_length", "transport_samples", "p10_tau", "test_sequences"):
-        if getattr(args, name) < 1:
-            raise GflowInputError(f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}")
+    require_positive(args, "d", "n", "tau", "seeds", "teacher_samples", "p13_length", "grad_length", "fit_steps",
+                     "transport_length", "transport_samples", "p10_tau", "test_sequences")
     if min(args.lengths) < 1 or len(set(args.lengths)) < 2:
         raise GflowInputError(f"--lengths needs at least two distinct positive lengths, got {args.lengths}")
     if not all(math.isfinite(v) and v > 0 for v in (args.rho, args.nu, args.small_radius, *args.step_multipliers)):
@@ -689,9 +687,6 @@ def part_h(args, checks, results):
 
 # ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sigma = gflow.models.ACTIVATIONS[args.activation]
@@ -771,9 +766,6 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
 
 def make_transport_figure(args, g, h):
     """Parts G and H: R_S(Θ̄) against m (P6), the flow's average loss against its bound (P14), R_S against n (P10)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))

@@ -661,9 +661,6 @@ def part_g(args, teacher, checks, results):
 
 # ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves):
-    import matplotlib
-
-    matplotlib.use("Agg")
     figure_theorem_4_1(args, part_a_rows)
     figure_slackness(args, sym_runs, sym_rows)
     figure_lemma63_residual_fig4(args, gen_runs, qs, curves)

@@ -320,9 +320,6 @@ def part_2_lemma7(args, teacher, checks, results):
 
 
 def make_figures(args, T1, T2, flows, teacher, student, k, d):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     H = args.horizon  # every impulse response at one length (one compiled scan per model shape), sliced to plot

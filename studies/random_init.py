@@ -75,7 +75,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.analysis import empirical_ntk
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SRC002 = "seed 002 (Panigrahi & Goyal 2021)"
 SRC003 = "seed 003 (Cayci & Eryilmaz)"
@@ -144,9 +144,7 @@ def parse_args(argv=None):
 
 def validate(args):
     """Clear errors for bad input, naming the flag, before any compilation (argparse errors through the parser)."""
-    for name in ("seeds", "sequences", "ntk_length", "ntk_d", "ntk_sequences", "product_width"):
-        if getattr(args, name) < 1:
-            raise GflowInputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    require_positive(args, "seeds", "sequences", "ntk_length", "ntk_d", "ntk_sequences", "product_width")
     for name, minimum in (("widths", 2), ("lengths", 3), ("ntk_widths", 2)):
         values = sorted(set(int(v) for v in getattr(args, name)))
         if len(values) < 2 or values[0] < minimum:
@@ -788,9 +786,6 @@ def part_c_checks(args, ntk, checks, results):
 
 # ------------------------------------------------------------------------------ the figure
 def make_figure(args, results):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(3, 4, figsize=(21, 14))

@@ -38,7 +38,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.objectives import TOKEN_DIM
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
 REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
@@ -79,9 +79,7 @@ def validate(args):
         raise GflowInputError(f"--languages must include one of {REPRESENTABLE} (the checked ones)")
     if len(args.widths) < 2 or min(args.widths) < 1:
         raise GflowInputError(f"--widths needs at least two positive widths, got {args.widths}")
-    for name in ("seeds", "n_train", "n_test", "steps"):
-        if getattr(args, name) < 1:
-            raise GflowInputError(f"--{name.replace('_', '-')} must be a positive integer")
+    require_positive(args, "seeds", "n_train", "n_test", "steps")
     if args.n_train % 2 or args.n_test % 2:
         raise GflowInputError("--n-train and --n-test must be even (balanced label sets)")
     if not 3 <= args.length <= 20:
@@ -187,9 +185,6 @@ def make_checks(args, per_seed) -> list[dict]:
 
 
 def make_figure(args, rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(args.languages), figsize=(5 * len(args.languages), 4.2), squeeze=False)

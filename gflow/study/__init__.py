@@ -10,7 +10,12 @@ from ._harness import (
     save_figure as save_figure,
     write_summary as write_summary,
 )
-from ._parser import dask_option as dask_option, study_parser as study_parser, StudyParser as StudyParser
+from ._parser import (
+    dask_option as dask_option,
+    require_positive as require_positive,
+    study_parser as study_parser,
+    StudyParser as StudyParser,
+)
 from ._predictions import Prediction as Prediction, PREDICTIONS as PREDICTIONS, UNTESTABLE as UNTESTABLE
 from ._quick_full import QuickFull as QuickFull
 from ._record import load_results as load_results, record_result as record_result, study_code_hash as study_code_hash

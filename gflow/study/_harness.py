@@ -17,10 +17,14 @@ def run_study(name: str, parse_args, science, argv=None) -> int:
     through argparse), create ``--out``, start the clock, call ``science(args, checks, results)`` — it appends its
     checks, fills ``results`` and may return entries that extend the configuration in summary.json — then write
     summary.json (and a full run's result record), print the checks and return the exit code (:func:`exit_code`).
-    A script's ``main(argv=None)`` is ``return run_study("<study>", parse_args, science, argv)``."""
+    Figures use matplotlib's Agg backend. A script's ``main(argv=None)`` is
+    ``return run_study("<study>", parse_args, science, argv)``."""
     started = time.time()
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    import matplotlib
+
+    matplotlib.use("Agg")  # figures go to files, never to a window
     checks, results = [], {}
     config = {**vars(args), **(science(args, checks, results) or {})}
     summary = write_summary(args.out, name, config, checks, results, started)

@@ -30,12 +30,20 @@ class StudyParser(argparse.ArgumentParser):
         return parsed, rest
 
     def require_positive(self, args, *names: str) -> None:
-        """An argparse error naming the flag (``--teacher-dim must be positive, got 0``) unless each argument of
-        ``names`` (``dest`` names; every value of a list) is > 0."""
-        for name in names:
-            value = getattr(args, name)
-            if not all(v > 0 for v in (value if isinstance(value, list) else [value])):
-                self.error(f"--{name.replace('_', '-')} must be positive, got {value}")
+        """:func:`require_positive` as an argparse error."""
+        try:
+            require_positive(args, *names)
+        except GflowInputError as e:
+            self.error(str(e))
+
+
+def require_positive(args, *names: str) -> None:
+    """A :class:`GflowInputError` naming the flag (``--teacher-dim must be positive, got 0``) unless each argument
+    of ``names`` (``dest`` names; every value of a list) is a number > 0 (NaN is not)."""
+    for name in names:
+        value = getattr(args, name)
+        if not all(v > 0 for v in (value if isinstance(value, list) else [value])):
+            raise GflowInputError(f"--{name.replace('_', '-')} must be positive, got {value}")
 
 
 def study_parser(doc: str, out: str, out_help: str, quick_help: str, *, validate=None) -> StudyParser:
