@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gflow
+import gflow.plot
 from gflow import analysis, initializers, teachers
 
 quick = os.environ.get("GFLOW_NOTEBOOK_QUICK") == "1"
@@ -64,4 +65,21 @@ ax.legend(fontsize=8)
 fig.tight_layout()
 if figures_out:
     fig.savefig(os.path.join(figures_out, "extrapolation_vs_k.png"), dpi=110)
+plt.show()
+
+# %% [markdown]
+# The flows themselves: the loss of each k (one line per flow of the batch), and the final impulse responses
+# against the teacher's. Past k = 2 d̂ the students follow the teacher beyond their training window.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+gflow.plot.plot_loss(trajs, ax=axes[0])
+gflow.plot.plot_impulse_response(trajs, teacher=teacher, ax=axes[1], horizon=HORIZON)
+for ax in axes:  # name the flows by their training length
+    for line, k in zip(ax.get_lines(), ks):
+        line.set_label(f"k = {k}")
+    ax.legend(fontsize=8)
+fig.tight_layout()
+if figures_out:
+    fig.savefig(os.path.join(figures_out, "losses_and_impulse_responses.png"), dpi=110)
 plt.show()

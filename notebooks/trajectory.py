@@ -13,23 +13,29 @@
 # Loads one trajectory written by `Trajectory.save` (for example by `studies/balance_limit.py`, which saves
 # seed 0 of every ε under `out/balance_limit/trajectories/`) and plots the loss, the balancedness ratio
 # ρ_bal = ‖B − Cᵀ‖/‖B + Cᵀ‖ (seed 000, Def. 4), the eigenvalues of A along the flow, and the impulse
-# responses h_j = C A^j B at a few saved times.
+# responses h_j = C A^j B at a few saved times against the teacher's w_j.
 #
 # This is a plain-text notebook (jupytext "percent" format): run it as a script, or open it in Jupyter with
-# jupytext / in VS Code as a notebook. Set `GFLOW_TRAJECTORY` to choose the run.
+# jupytext / in VS Code as a notebook. Set `GFLOW_TRAJECTORY` to choose the run. A saved trajectory does not
+# hold its teacher: the one below is balance_limit's default (`--teacher-dim 5 --teacher-seed 0`); set
+# `GFLOW_TEACHER_DIM` and `GFLOW_TEACHER_SEED` to match another run.
 
 # %%
 import os
 
+import jax
 import matplotlib.pyplot as plt
 import numpy as np
 
 import gflow
-from gflow import analysis
+import gflow.plot
+from gflow import analysis, teachers
 
 path = os.environ.get("GFLOW_TRAJECTORY", "out/balance_limit/trajectories/eps1e-05_seed0")
 figures_out = os.environ.get("GFLOW_NOTEBOOK_OUT")  # also save the figures there, when set
 traj = gflow.load_trajectory(path)
+teacher = teachers.balanced(jax.random.key(int(os.environ.get("GFLOW_TEACHER_SEED", "0"))),
+                            int(os.environ.get("GFLOW_TEACHER_DIM", "5")))
 print(traj)
 print("loss convention:", traj.convention, "| status:", traj.status, "| solver stats:", traj.stats)
 
@@ -45,8 +51,7 @@ if rho is None:
 t = np.maximum(traj.ts, traj.ts[traj.ts > 0].min() if np.any(traj.ts > 0) else 1.0)
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-axes[0].loglog(t, traj.loss)
-axes[0].set(xlabel="t", ylabel="L", title=f"loss (convention {traj.convention})")
+gflow.plot.plot_loss(traj, ax=axes[0])
 axes[1].loglog(t, rho)
 axes[1].set(xlabel="t", ylabel="ρ_bal", title="balancedness ratio ‖B − Cᵀ‖ / ‖B + Cᵀ‖")
 fig.tight_layout()
@@ -69,16 +74,20 @@ if figures_out:
 plt.show()
 
 # %% [markdown]
-# ## Impulse responses at a few saved times
+# ## Impulse responses against the teacher's
+# Left: the final model (`gflow.plot.plot_impulse_response`; the lags j < k that the loss sees are shaded).
+# Right: the student at a few saved times.
 
 # %%
 horizon = 40
 picks = np.unique(np.linspace(0, len(models) - 1, 5).astype(int))
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+gflow.plot.plot_impulse_response(traj, teacher=teacher, ax=axes[0], horizon=horizon)
 for i in picks:
-    ax.plot(np.asarray(models[i].impulse_response(horizon)).reshape(horizon, -1)[:, 0], label=f"t = {traj.ts[i]:.3g}")
-ax.set(xlabel="lag j", ylabel="h_j", title="impulse response of the student")
-ax.legend(fontsize=8)
+    axes[1].plot(np.asarray(models[i].impulse_response(horizon)).reshape(horizon, -1)[:, 0], label=f"t = {traj.ts[i]:.3g}")
+axes[1].plot(np.asarray(teacher.impulse_response(horizon)), "k--", lw=1.0, label="teacher")
+axes[1].set(xlabel="lag j", ylabel="h_j", title="impulse response of the student along the flow")
+axes[1].legend(fontsize=8)
 fig.tight_layout()
 if figures_out:
     fig.savefig(os.path.join(figures_out, "impulse_responses.png"), dpi=110)

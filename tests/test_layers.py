@@ -21,6 +21,7 @@ ALLOWED = {
     "sweep": {"models", "objectives", "results", "flow"},
     "analysis": {"models", "objectives", "results"},
     "study": {"results", "analysis"},
+    "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates
 }
 
 

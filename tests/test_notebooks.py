@@ -26,10 +26,12 @@ def test_trajectory_notebook(tmp_path, monkeypatch):
                             diagnostics={"rho_bal": analysis.balance_ratio})
     traj.save(str(tmp_path / "run"))
     monkeypatch.setenv("GFLOW_TRAJECTORY", str(tmp_path / "run"))
+    monkeypatch.setenv("GFLOW_TEACHER_DIM", "2")  # the teacher of this run, for the impulse-response overlay
     monkeypatch.setenv("GFLOW_NOTEBOOK_OUT", str(tmp_path))
     ns = runpy.run_path(os.path.join(NOTEBOOKS, "trajectory.py"))
     assert ns["eigenvalues"].shape == (12, 4)
     np.testing.assert_allclose(ns["rho"], traj.diagnostics["rho_bal"])
+    assert ns["teacher"].A.shape == (2,)
     for name in ("loss_and_balance.png", "eigenvalues.png", "impulse_responses.png"):
         assert (tmp_path / name).stat().st_size > 1000
 
@@ -41,4 +43,5 @@ def test_extrapolation_notebook_quick(tmp_path, monkeypatch):
     errors, ks = ns["errors"], ns["ks"]
     assert len(errors) == len(ks) and np.all(np.isfinite(errors))
     assert all(tr.status == "completed" for tr in ns["trajs"])
-    assert (tmp_path / "extrapolation_vs_k.png").stat().st_size > 1000
+    for name in ("extrapolation_vs_k.png", "losses_and_impulse_responses.png"):
+        assert (tmp_path / name).stat().st_size > 1000

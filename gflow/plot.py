@@ -1,0 +1,118 @@
+"""Pictures of what a run produced: the loss, the final impulse response against the teacher's, any recorded
+diagnostic — for one :class:`gflow.Trajectory` or every flow of a :class:`gflow.FlowBatch` (one line per flow).
+
+Each function draws on ``ax`` (a new figure when None) and returns the Axes; none calls ``plt.show``, so the
+same code serves notebooks, scripts and headless studies (``fig = ax.figure; fig.savefig(...)``). Times go on a
+log axis, where the start t0 = 0 has no place: those rows are left out.
+
+    import gflow.plot
+    ax = gflow.plot.plot_loss(traj)
+    gflow.plot.plot_impulse_response(traj, teacher=teacher)
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ._checks import GflowInputError, positive_int
+from .results import FlowBatch, Trajectory
+
+LEGEND_MAX = 10  # more flows than this get a colour scale instead of a legend
+
+
+def _curves(x, values) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per flow, (saved times, values at them) — ``values(i)`` is flow i's array over the saved times."""
+    if isinstance(x, Trajectory):
+        return [(np.asarray(x.ts), np.asarray(values(None)))]
+    if isinstance(x, FlowBatch):
+        return [(x.ts[i][x.saved[i]], np.asarray(values(i))[x.saved[i]]) for i in range(len(x))]
+    raise GflowInputError(f"`x` must be a gflow.Trajectory or gflow.FlowBatch, got {type(x).__name__}")
+
+
+def _axes(ax):
+    return plt.subplots(figsize=(6, 4))[1] if ax is None else ax
+
+
+def _colors(n: int):
+    return ["C0"] if n == 1 else plt.get_cmap("viridis")(np.linspace(0, 0.9, n))
+
+
+def _draw_over_time(ax, curves, label: str, log_y: bool):
+    """One line per flow (and per component of a vector-valued quantity), against t > 0 on a log axis."""
+    colors = _colors(len(curves))
+    for i, ((ts, ys), color) in enumerate(zip(curves, colors)):
+        keep = ts > 0
+        ys = ys.reshape(len(ts), -1)[keep]
+        name = label if len(curves) == 1 else f"flow {i}"
+        ax.plot(ts[keep], ys, color=color, lw=1.0, label=[name] + [None] * (ys.shape[1] - 1))
+    ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    if 1 < len(curves) <= LEGEND_MAX:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def plot_loss(x, ax=None):
+    """The loss L(t) on log-log axes: one line for a Trajectory, one per flow for a FlowBatch."""
+    ax = _draw_over_time(_axes(ax), _curves(x, lambda i: x.loss if i is None else x.loss[i]), "loss", log_y=True)
+    convention = x.convention if isinstance(x, Trajectory) else x.config.get("convention")
+    ax.set(xlabel="t", ylabel="L", title="loss" + (f" (convention {convention})" if convention else ""))
+    return ax
+
+
+def plot_diagnostic(x, name: str, ax=None, *, log_y: bool = False):
+    """The recorded diagnostic ``name`` against t (log axis); a vector- or matrix-valued one draws a line per
+    entry. ``log_y=True`` for a quantity that spans decades (a balancedness ratio, a drift)."""
+    if name not in x.diagnostics:
+        raise GflowInputError(f"`name`: no diagnostic {name!r} was recorded; this run has "
+                              f"{sorted(x.diagnostics) or 'none'} (pass diagnostics={{...}} to the solve)")
+    values = x.diagnostics[name]
+    ax = _draw_over_time(_axes(ax), _curves(x, lambda i: values if i is None else values[i]), name, log_y)
+    ax.set(xlabel="t", ylabel=name, title=name)
+    return ax
+
+
+def _impulse_responses(models, horizon: int, stacked: bool) -> np.ndarray:
+    """(flows, horizon, outputs) impulse responses of one model or a stacked batch of models."""
+    if not callable(getattr(models, "impulse_response", None)):
+        raise GflowInputError(f"plot_impulse_response needs models with impulse_response(n) (a gflow.LinearRNN); "
+                              f"got {type(models).__name__}")
+    h = eqx.filter_vmap(lambda m: m.impulse_response(horizon))(models) if stacked else \
+        models.impulse_response(horizon)[None]
+    h = np.asarray(h)
+    return h.reshape(h.shape[0], horizon, -1)
+
+
+def _teacher_response(teacher, horizon: int) -> np.ndarray:
+    if callable(getattr(teacher, "impulse_response", None)):
+        w = np.asarray(teacher.impulse_response(horizon))
+    else:
+        w = np.asarray(teacher, dtype=np.float64)[:horizon]
+    return w.reshape(len(w), -1)
+
+
+def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = None):
+    """The final model's impulse response h_j = C A^j B for j < ``horizon`` (one line per flow of a FlowBatch)
+    against the teacher's w_j (black, dashed). ``teacher``: a model with ``impulse_response(n)`` or the values
+    w_0, w_1, …; ``horizon`` defaults to 3k for a trajectory that records its training length k (whose lags j < k,
+    the ones the loss sees, are shaded), else 40."""
+    k = x.config.get("k") if isinstance(x, Trajectory) else None
+    horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * k) if k else 40)
+    h = _impulse_responses(x.final, horizon, stacked=isinstance(x, FlowBatch))
+    ax = _axes(ax)
+    lags = np.arange(horizon)
+    for i, (hi, color) in enumerate(zip(h, _colors(len(h)))):
+        name = "student" if len(h) == 1 else f"flow {i}"
+        ax.plot(lags, hi, color=color, lw=1.2, marker=".", ms=3, label=[name] + [None] * (hi.shape[1] - 1))
+    if teacher is not None:
+        w = _teacher_response(teacher, horizon)
+        ax.plot(lags[:len(w)], w, color="k", ls="--", lw=1.0, label=["teacher"] + [None] * (w.shape[1] - 1))
+    if k:
+        ax.axvspan(-0.5, k - 0.5, color="0.9", zorder=0, label=f"trained lags j < k = {k}")
+    ax.set(xlabel="lag j", ylabel="h_j", title="impulse response of the final model")
+    if len(h) <= LEGEND_MAX:
+        ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,88 @@
+"""gflow.plot draws a Trajectory or every flow of a FlowBatch on the Axes it returns (Agg backend, no show)."""
+
+from __future__ import annotations
+
+import jax
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+import gflow  # noqa: E402
+import gflow.plot  # noqa: E402
+from gflow import analysis, GflowInputError, initializers, teachers  # noqa: E402
+
+K, D = 4, 3
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    return teachers.balanced(jax.random.key(0), 2)
+
+
+@pytest.fixture(scope="module")
+def batch(teacher):
+    models = [initializers.gaussian(jax.random.key(i), D, scale=s) for i, s in enumerate((1e-1, 1e-2, 1e-3))]
+    return gflow.solve_flows([gflow.PopulationLoss(teacher, K)] * 3, models, 20.0, save_at=6, progress=False,
+                             diagnostics={"rho_bal": analysis.balance_ratio, "B": lambda m: m.B})
+
+
+@pytest.fixture(scope="module")
+def traj(batch):
+    return batch[0]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _data_lines(ax):
+    return [line for line in ax.get_lines() if len(line.get_xdata())]
+
+
+def test_plot_loss(traj, batch):
+    ax = gflow.plot.plot_loss(traj)
+    (line,) = _data_lines(ax)
+    np.testing.assert_array_equal(line.get_ydata(), traj.loss[traj.ts > 0])  # t0 = 0 has no place on a log axis
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    ax = gflow.plot.plot_loss(batch)
+    assert len(_data_lines(ax)) == 3
+    for i, line in enumerate(_data_lines(ax)):
+        np.testing.assert_array_equal(line.get_xdata(), batch[i].ts[batch[i].ts > 0])
+
+
+def test_plot_diagnostic(traj, batch):
+    assert len(_data_lines(gflow.plot.plot_diagnostic(traj, "rho_bal"))) == 1
+    assert len(_data_lines(gflow.plot.plot_diagnostic(batch, "rho_bal", log_y=True))) == 3
+    assert len(_data_lines(gflow.plot.plot_diagnostic(traj, "B"))) == D  # one line per entry of a vector
+    assert len(_data_lines(gflow.plot.plot_diagnostic(batch, "B"))) == 3 * D
+    with pytest.raises(GflowInputError, match=r"`name`: no diagnostic 'Q'.*\['B', 'rho_bal'\]"):
+        gflow.plot.plot_diagnostic(traj, "Q")
+
+
+def test_plot_impulse_response(traj, batch, teacher):
+    fig, ax = plt.subplots()
+    assert gflow.plot.plot_impulse_response(traj, teacher=teacher, ax=ax) is ax
+    student, overlay = _data_lines(ax)
+    assert len(student.get_xdata()) == max(40, 3 * K) and ax.get_legend() is not None
+    assert len(ax.patches) == 1  # the trained lags j < k, shaded
+    np.testing.assert_allclose(overlay.get_ydata(), np.asarray(teacher.impulse_response(40)), rtol=1e-15)
+    np.testing.assert_allclose(student.get_ydata(), np.asarray(traj.final.impulse_response(40)), rtol=1e-15)
+    ax = gflow.plot.plot_impulse_response(batch, teacher=teacher, horizon=9)
+    lines = _data_lines(ax)
+    assert len(lines) == 4 and all(len(line.get_xdata()) == 9 for line in lines)
+    np.testing.assert_allclose(lines[2].get_ydata(), np.asarray(batch[2].final.impulse_response(9)), rtol=1e-14)
+    assert len(_data_lines(gflow.plot.plot_impulse_response(batch))) == 3  # no teacher, no overlay
+
+
+def test_bad_inputs_are_named(traj):
+    with pytest.raises(GflowInputError, match="`x` must be a gflow.Trajectory or gflow.FlowBatch"):
+        gflow.plot.plot_loss([traj])
+    gru = traj.__class__(**{**traj.__dict__, "final": gflow.models.gru(jax.random.key(0), 2)})
+    with pytest.raises(GflowInputError, match="impulse_response.*GRU"):
+        gflow.plot.plot_impulse_response(gru)
