@@ -231,7 +231,7 @@ def sweep_eps(args, loss, w0):
                     d = traj.diagnostics
                     curves[(i, s)] = (traj.ts, d["rho_bal"], d["imbalance_norm"], d["balance_norm"])
                     if s == 0:
-                        traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"))
+                        traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"), overwrite=True)
         for s in range(n_seed):
             print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
                   f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
