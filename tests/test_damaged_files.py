@@ -29,11 +29,16 @@ def _truncate(path):
         f.write(data[: len(data) // 2])
 
 
-@pytest.mark.parametrize("name", ["arrays.npz", "model.npz"])
-def test_a_truncated_npz_names_the_file(saved, name):
+@pytest.mark.parametrize("name,says", [
+    ("arrays.npz", r"is not a valid \.npz \(zip\) file: it is truncated"),
+    ("model.npz", r"is not a valid \.npz \(zip\) file: it is truncated"),
+    ("meta.json", r"is damaged or truncated \(not valid JSON"),
+    ("model.json", r"is damaged or truncated \(not valid JSON"),
+])
+def test_a_truncated_file_is_named(saved, name, says):
     path = os.path.join(saved, name)
     _truncate(path)
-    with pytest.raises(GflowInputError, match=rf"{re.escape(str(path))}.*not a valid \.npz \(zip\).*truncated.*re-run"):
+    with pytest.raises(GflowInputError, match=rf"{re.escape(path)} {says}.*re-run"):
         gflow.load_trajectory(saved)
 
 
@@ -52,14 +57,6 @@ def test_random_bytes_are_not_reported_as_pickled_objects(saved):
     with pytest.raises(GflowInputError, match=rf"{re.escape(str(path))} is not a valid \.npz \(zip\) file") as info:
         gflow.load_trajectory(saved)
     assert "pickled" not in str(info.value)
-
-
-@pytest.mark.parametrize("name", ["meta.json", "model.json"])
-def test_a_broken_json_names_the_file(saved, name):
-    path = os.path.join(saved, name)
-    _truncate(path)
-    with pytest.raises(GflowInputError, match=rf"{re.escape(str(path))} is damaged or truncated \(not valid JSON.*re-run"):
-        gflow.load_trajectory(saved)
 
 
 def test_load_model_names_a_broken_model_file(tmp_path):
