@@ -1,0 +1,95 @@
+"""The study harness (gflow.study): QuickFull defaults, argument errors that name the flag, run_study's summary and
+exit code; the atomic JSON writer and the provenance-checked result cache (gflow.results)."""
+
+import json
+import os
+
+import pytest
+
+import gflow
+from gflow.study import check, QuickFull, run_study, study_parser
+
+
+def _parser(**kw):
+    p = study_parser("A toy study.\n\nMore.", "out/toy", "output folder", "tiny", **kw)
+    p.add_argument("--seeds", type=int, default=QuickFull(10, quick=4), help="seeds")
+    p.add_argument("--widths", type=int, nargs="+", default=QuickFull([64, 128], quick=[8]), help="widths")
+    p.add_argument("--teacher-dim", type=int, default=5, help="teacher dimension")
+    return p
+
+
+def test_quick_full_defaults_resolve_after_parsing_and_fill_the_help():
+    p = _parser()
+    assert p.parse_args([]).seeds == 10 and p.parse_args(["--quick"]).seeds == 4
+    assert p.parse_args(["--quick", "--seeds", "7"]).seeds == 7  # a given value wins in either mode
+    a, b = p.parse_args([]), p.parse_args([])
+    a.widths.append(1)
+    assert b.widths == [64, 128]  # every run gets its own list
+    assert p.parse_args(["--quick"]).widths == [8]
+    text = p.format_help()
+    assert "(default: 10; --quick: 4)" in text and "(default: 64 128; --quick: 8)" in text
+
+
+def test_argument_errors_name_the_flag_and_exit_through_argparse(capsys):
+    def validate(args):
+        gflow.study.require_positive(args, "teacher_dim", "widths")
+
+    p = _parser(validate=validate)
+    for argv, flag in ((["--teacher-dim", "0"], "--teacher-dim"), (["--widths", "8", "-1"], "--widths")):
+        with pytest.raises(SystemExit):
+            p.parse_args(argv)
+        assert f"error: {flag} must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        p.require_positive(p.parse_args(["--seeds", "0"]), "seeds")
+    assert "error: --seeds must be positive, got 0" in capsys.readouterr().err
+
+
+def test_run_study_writes_the_summary_and_returns_the_exit_code(tmp_path, capsys):
+    def science(args, checks, results):
+        checks.append(check("a prediction that fails", "here", 2.0, 1.0, False, kind="prediction"))
+        checks.append(check("a guard", "here", 0.0, 1.0, args.seeds > 1, kind="sanity"))
+        results["x"] = [1.5, float("nan")]
+        return {"teacher": "toy"}
+
+    def parse_args(argv):
+        return _parser().parse_args(argv)
+
+    out = str(tmp_path / "toy")
+    assert run_study("toy", parse_args, science, ["--quick", "--out", out, "--record", ""]) == 0  # a failed
+    with open(os.path.join(out, "summary.json")) as f:  # prediction is a result, not an error
+        summary = json.load(f)
+    assert summary["study"] == "toy" and summary["config"]["seeds"] == 4 and summary["config"]["teacher"] == "toy"
+    assert summary["results"] == {"x": [1.5, "nan"]} and not summary["all_passed"] and summary["sanity_passed"]
+    assert "wrote" in capsys.readouterr().out
+    assert run_study("toy", parse_args, science, ["--quick", "--seeds", "1", "--out", out, "--record", ""]) == 1
+
+
+def test_write_json_atomic_leaves_no_temporary_file(tmp_path):
+    path = str(tmp_path / "a.json")
+    gflow.results.write_json_atomic(path, {"v": float("inf"), "n": [1, 2]}, indent=1, final_newline=True)
+    assert os.listdir(tmp_path) == ["a.json"]
+    with open(path) as f:
+        text = f.read()
+    assert text.endswith("}\n") and json.loads(text) == {"v": "inf", "n": [1, 2]}
+
+
+def test_cached_json_reuses_only_the_same_identity_and_code(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"value": len(calls)}
+
+    path = str(tmp_path / "runs" / "x.json")
+    cached = gflow.results.cached_json
+    assert cached(path, {"a": 1}, {"gflow": "h1"}, compute) == ({"value": 1}, "missing")
+    assert cached(path, {"a": 1}, {"gflow": "h1"}, compute) == ({"value": 1}, None)
+    assert cached(path, {"a": 2}, {"gflow": "h1"}, compute) == ({"value": 2}, "another configuration under the "
+                                                                              "same name")
+    assert cached(path, {"a": 2}, {"gflow": "h2"}, compute) == ({"value": 3}, "made by other code (gflow changed)")
+    with open(path) as f:
+        stored = json.load(f)
+    assert set(stored) == {"identity", "code", "provenance", "result"}
+    with open(path, "w") as f:
+        f.write("{truncated")
+    assert cached(path, {"a": 2}, {"gflow": "h2"}, compute) == ({"value": 4}, "incomplete or corrupt")
