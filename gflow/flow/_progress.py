@@ -59,11 +59,12 @@ class _State(eqx.Module):
     reported: jax.Array  # (slowest log-time fraction, flows done) at the last report, the same for every flow
 
 
-_host = {"started": time.perf_counter(), "printed": False}
+_host = {"started": time.perf_counter(), "printed": False, "last": -float("inf")}
+FINISHED_EVERY_SECONDS = 1.0  # flows finishing in a burst: one line per second, not one per flow
 
 
 def _start():
-    _host.update(started=time.perf_counter(), printed=False)
+    _host.update(started=time.perf_counter(), printed=False, last=-float("inf"))
 
 
 def _line(t, t1, frac, steps, done, total) -> str:
@@ -74,10 +75,11 @@ def _line(t, t1, frac, steps, done, total) -> str:
     return f"flows {int(done)}/{int(total)} done · {slowest}, {int(steps)} steps"
 
 
-def _print(t, t1, frac, steps, done, total, quiet_seconds):
-    elapsed = time.perf_counter() - _host["started"]
-    if elapsed >= float(quiet_seconds):
-        _host["printed"] = True
+def _print(t, t1, frac, steps, done, total, advanced, quiet_seconds):
+    now = time.perf_counter()
+    elapsed = now - _host["started"]
+    if elapsed >= float(quiet_seconds) and (bool(advanced) or now - _host["last"] >= FINISHED_EVERY_SECONDS):
+        _host.update(printed=True, last=now)
         print(f"  [flow{'s' if int(total) > 1 else ''} +{elapsed:6.1f}s] {_line(t, t1, frac, steps, done, total)}",
               flush=True)
 
@@ -91,7 +93,7 @@ def _print_end(t1, steps, total):
 
 class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
     """Prints a line whenever log(1 + t)/log(1 + t1) of the slowest running flow has grown by ``minimum_increase``
-    (or, in a batch, whenever another flow has finished), once the solve has run for ``quiet_seconds`` of wall
+    (or, in a batch, when more flows have finished, at most once a second), once the solve has run for ``quiet_seconds`` of wall
     time (so short solves stay silent). A batch ends with a line once all its flows are done."""
 
     t0: jax.Array
@@ -113,10 +115,12 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
         slowest_t = _unvmap_min(jnp.where(running, state.t, jnp.inf))
         slowest = jnp.where(jnp.isfinite(slowest_t), self._fraction(slowest_t), 1.0)
         last_frac, last_done = eqxi.unvmap_max(state.reported[0]), eqxi.unvmap_max(state.reported[1])
-        due = (slowest - last_frac >= self.minimum_increase) | (done > last_done)
+        advanced = slowest - last_frac >= self.minimum_increase
+        due = advanced | (done > last_done)
 
         def report(_):
-            jax.debug.callback(_print, slowest_t, self.t1, slowest, iteration, done, total, self.quiet_seconds)
+            jax.debug.callback(_print, slowest_t, self.t1, slowest, iteration, done, total, advanced,
+                               self.quiet_seconds)
             return jnp.stack([slowest, done])
 
         reported = jax.lax.cond(due, report, lambda _: jnp.stack([last_frac, last_done]), None)
