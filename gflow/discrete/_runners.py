@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import GflowInputError, one_of, positive_float, positive_int
+from .._checks import GflowInputError, one_of, positive_float, positive_int, prng_key
 from ..flow._options import _diagnostic_functions
 from ..flow._progress import StepProgress
 from ..flow._solve import _check_model_and_loss, QUIET_SECONDS
@@ -130,13 +130,9 @@ def _losses(loss, model0, params):
 
 
 def _check_key(key):
-    if not isinstance(key, jax.Array):
-        raise GflowInputError(f"`key` must be a jax.random.key(seed) for minibatch sampling, got {key!r}")
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return key
-    if key.dtype == jnp.uint32 and key.shape == (2,):
-        return jax.random.wrap_key_data(key)
-    raise GflowInputError(f"`key` must be a jax.random.key(seed), got an array of {key.dtype} {key.shape}")
+    """A typed PRNG key for minibatch sampling (a legacy uint32[2] key is wrapped); other values: the shared error."""
+    key = prng_key("key", key)
+    return key if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else jax.random.wrap_key_data(key)
 
 
 def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size: int | None = None, key=None,
