@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
 import os
 import time
 
@@ -70,7 +69,6 @@ import numpy as np
 import gflow
 from gflow import GflowInputError, initializers, teachers
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.results import jsonable
 from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
@@ -570,14 +568,11 @@ def part_b(args, checks, results):
     name = lambda job: f"B_{job[0]}_{job[1]}_{job[2]}"  # noqa: E731
     rows = {}
     linear = []
-    for job in jobs:
-        path = os.path.join(args.out, "runs", f"{name(job)}.json")
-        stored = None
-        if os.path.exists(path):
-            with open(path) as f:
-                stored = json.load(f)
-        if stored is not None and stored.get("config") == jsonable(_b_config(args, *job)):
-            rows[job] = stored["result"]
+    for job in jobs:  # the linear flows not on disk are solved together, in one batch
+        stored, why = gflow.results.load_cached_json(os.path.join(args.out, "runs", f"{name(job)}.json"),
+                                                     _b_config(args, *job), code_identity())
+        if why is None:
+            rows[job] = stored
         elif job[0] == "linear":
             linear.append(job)
     if linear:

@@ -1,7 +1,7 @@
 """What a run produced: :class:`Trajectory` (one flow or discrete run), :class:`FlowBatch` (many flows), and the
 files they are saved to (docs/design.md, "Results and provenance")."""
 
-from ._cache import cached_json as cached_json
+from ._cache import cached_json as cached_json, load_cached_json as load_cached_json
 from ._flow_batch import FlowBatch as FlowBatch
 from ._json import jsonable as jsonable, write_json_atomic as write_json_atomic, write_text_atomic as write_text_atomic
 from ._legacy import convert_legacy as convert_legacy

@@ -35,22 +35,28 @@ def cache_record(identity, code: dict | None, **content) -> dict:
     return {"identity": identity, "code": code, "provenance": provenance(), **content}
 
 
+def load_cached_json(path: str, identity, code: dict) -> tuple[object, str | None]:
+    """(the result stored in the JSON file ``path``, None) when it holds this identity (as plain JSON) and was made by
+    ``code``; else (None, why not: :data:`MISSING`, :data:`CORRUPT` or :func:`why_stale`'s reason)."""
+    if not os.path.exists(path):
+        return None, MISSING
+    try:
+        with open(path) as f:
+            stored = json.load(f)
+        why = why_stale(stored, jsonable(identity), code)
+        return (stored["result"], None) if why is None else (None, why)
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None, CORRUPT
+
+
 def cached_json(path: str, identity, code: dict, compute) -> tuple[object, str | None]:
-    """(``compute()``'s result, None) read from the JSON file ``path`` when it holds this identity and code; else
-    computed, stored atomically, and returned with why it was recomputed (:data:`MISSING` when nothing was there).
-    ``identity`` and the result are stored as plain JSON (:func:`jsonable`)."""
-    identity = jsonable(identity)
-    why = MISSING
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                stored = json.load(f)
-            why = why_stale(stored, identity, code)
-            if why is None:
-                return stored["result"], None
-        except (OSError, ValueError, KeyError, AttributeError):
-            why = CORRUPT
+    """(``compute()``'s result, None) read from the JSON file ``path`` when it holds this identity and code
+    (:func:`load_cached_json`); else computed, stored atomically, and returned with why it was recomputed
+    (:data:`MISSING` when nothing was there). ``identity`` and the result are stored as plain JSON (:func:`jsonable`)."""
+    result, why = load_cached_json(path, identity, code)
+    if why is None:
+        return result, None
     result = jsonable(compute())
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    write_json_atomic(path, cache_record(identity, code, result=result), indent=None)
+    write_json_atomic(path, cache_record(jsonable(identity), code, result=result), indent=None)
     return result, why
