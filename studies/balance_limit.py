@@ -343,9 +343,8 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
                         lw=1.5 if s == 0 else 0.8, label=f"ε = {e:.0e}" if s == 0 else None)
     scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
     ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
-    ax.set_xlabel("t / ln(1/ε)")
-    ax.set_ylabel("ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖")
-    ax.set_title("Balancedness over time (all seeds; seed 0 bold)")
+    ax.set(xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
+           title="Balancedness over time (all seeds; seed 0 bold)")
     ax.legend(fontsize=8)
 
     ax = axes[0, 1]
@@ -357,9 +356,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
         ax.loglog(eps, med, marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
     ref = np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0])
     ax.loglog(eps, ref, "k--", label="bound O(ε^{1/2})")
-    ax.set_xlabel("initialization scale ε")
-    ax.set_ylabel("ρ_bal")
-    ax.set_title("Balancedness at τ_ε and over the run")
+    ax.set(xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
     ax.legend(fontsize=8)
 
     ax = axes[1, 0]
@@ -373,8 +370,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
     ax.semilogy(ts[early], Y[0] * np.exp(rY * ts[early]), "k:", label=f"e^{{{rY:+g} t}}")
     ax.semilogy(ts[early], W[0] * np.exp(rW * ts[early]), "k--", label=f"e^{{{rW:+g} t}}")
     ax.axvline(tau, color="gray", lw=0.8)
-    ax.set_xlabel(f"t (convention {args.convention})")
-    ax.set_title(f"Early phase, ε = {eps[i]:.0e}, seed 0")
+    ax.set(xlabel=f"t (convention {args.convention})", title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
     ax.legend(fontsize=8)
 
     ax = axes[1, 1]
@@ -382,8 +378,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
         rtol = args.rtol if tol == "default" else args.rtol / 100
         ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker, label=f"max relative Q drift, rtol {rtol:g}")
         ax.axhline(rtol, color="gray", lw=0.8, ls=":")
-    ax.set_xlabel("initialization scale ε")
-    ax.set_title("Conserved Q: drift against tolerance")
+    ax.set(xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
     ax.legend(fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.suptitle(f"Near-zero init → balancedness (seed 000 Prop. 9): general student d={args.d}, "

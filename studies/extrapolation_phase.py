@@ -529,8 +529,7 @@ def make_figures(args, panels, runs_of, tables):
             ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
                     label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
             ax.axvline(k, color=c, lw=0.8, ls=":")
-        ax.set_xlabel("j")
-        ax.set_ylabel("impulse response h_j")
+        ax.set(xlabel="j", ylabel="impulse response h_j")
         lim = 1.5 * np.max(np.abs(w))
         ax.set_ylim(-lim, lim)
         ax.set_title(f"{'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher d̂="

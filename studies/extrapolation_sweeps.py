@@ -233,7 +233,6 @@ def plot_error_curves(ax, ks, curves, zero, k_critical: int, title: str):
     zero_med, _, _ = by_k(zero[1], zero[0], ks)
     ax.semilogy(ks, zero_med, "k--", lw=1, label="all-zero solution")
     ax.axvline(k_critical, color="gray", lw=0.8, ls=":", label="k = 2d̂")
-    ax.set_xlabel("training length k")
-    ax.set_ylabel("tail error / max |w_j|")
+    ax.set(xlabel="training length k", ylabel="tail error / max |w_j|")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)

@@ -389,9 +389,7 @@ def save_trajectories(args, problems):
 
 
 def _label(ax, xlabel, ylabel, title, legend_size=7):
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=legend_size)
 
 

@@ -627,8 +627,7 @@ def figure_a(args, a):
         bound = "≤ " if a["critical"] == args.kg[0] else ""  # the smallest grid value already extrapolates
         ax.axvline(a["critical"], color="C1", ls="-", lw=2, alpha=0.6,
                    label=f"critical k_g of the mean (m = {args.teacher_memory}) {bound or '= '}{a['critical']}")
-    ax.set_xlabel("training length k_g")
-    ax.set_ylabel("mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|")
+    ax.set(xlabel="training length k_g", ylabel="mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|")
     ax.set_title(f"(a) extrapolation error vs k_g (teacher d̂_g = {args.teacher_dim}, H = {H})", fontsize=9)
     ax.legend(fontsize=7)
     show = sorted({args.kg[0], args.kg[-1], *args.pair})  # the paper's Fig. 2(b): 30, 60
@@ -639,8 +638,7 @@ def figure_a(args, a):
     for i, k in enumerate(show):
         ax.plot(t, _floats(a["runs"][(k, 0)]["impulse_response"]), color=f"C{i + 1}", label=f"student k_g = {k}")
         ax.axvline(k, color=f"C{i + 1}", ls=":", lw=1)
-    ax.set_xlabel("time step t (input: unit impulse at t = 1)")
-    ax.set_ylabel("output")
+    ax.set(xlabel="time step t (input: unit impulse at t = 1)", ylabel="output")
     ax.set_title(f"(b) impulse responses (seed 0, teacher memory m = {args.teacher_memory})", fontsize=9)
     ax.legend(fontsize=7)
     ax = axes[2]
@@ -649,9 +647,8 @@ def figure_a(args, a):
         c = cmap(i / max(1, len(args.kg) - 1))
         ax.semilogy(t, np.maximum(_floats(a["runs"][(k, 0)]["profile"]), 1e-12), color=c, lw=1, label=f"k_g = {k}")
         ax.axvline(k, color=c, ls=":", lw=0.8)
-    ax.set_xlabel("time step t")
-    ax.set_ylabel("mean_x |y_t − y*_t| (random N(0,1) inputs)")
-    ax.set_title("(c) error per step, seed 0 (dotted: k_g)")
+    ax.set(xlabel="time step t", ylabel="mean_x |y_t − y*_t| (random N(0,1) inputs)",
+           title="(c) error per step, seed 0 (dotted: k_g)")
     ax.legend(fontsize=7, ncol=2)
     c = a["critical"]
     where = ("none: the largest k_g fails" if c is None else f"≤ {c} (the smallest grid value)" if c == args.kg[0]
@@ -696,8 +693,7 @@ def figure_b(args, rows, fig5):
     ax.axvline(k / 2, color="gray", ls=":", label=f"k/2 = {k / 2:g} (2 d_T Markov parameters)")
     ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
     ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1, label=f"low ≤ {MSE_EXTRAPOLATES:g}")
-    ax.set_xlabel("teacher state dimension d_T")
-    ax.set_ylabel(f"relative extrapolation MSE on k < t ≤ {args.eval_factor * k}")
+    ax.set(xlabel="teacher state dimension d_T", ylabel=f"relative extrapolation MSE on k < t ≤ {args.eval_factor * k}")
     ax.set_title(f"seed 001 Fig. 5: width {args.width1}, k = {k}, teachers with |eig| = {args.radius:g}, one seed",
                  fontsize=9)
     ax.legend(fontsize=8)

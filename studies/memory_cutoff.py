@@ -695,9 +695,8 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
     ax = axes[0, 0]
     for zz, c in mu_curves.items():
         ax.semilogy(ts_mu, c, label=f"z = {zz:g}")
-    ax.set_xlabel("T")
-    ax.set_ylabel("μ_T = μ_{0,T}(z) μ_{1,T}(z)")
-    ax.set_title("P11(a): memory functions, bounded / polynomial / exponential")
+    ax.set(xlabel="T", ylabel="μ_T = μ_{0,T}(z) μ_{1,T}(z)",
+           title="P11(a): memory functions, bounded / polynomial / exponential")
     ax.legend(fontsize=8)
     ax = axes[0, 1]
     colors = {"short": "C0", "long": "C3"}
@@ -707,9 +706,8 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
     for lab, b in g_bound.items():
         ax.semilogy(ts_g, b, color=colors[lab], ls=":", lw=1, label=f"bound σ₁μ₀√(σ₀²+1), ασ₁ = {z[lab]:g}")
     ax.set_ylim(1e-6, 1e4)
-    ax.set_xlabel("t")
-    ax.set_ylabel("max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init")
-    ax.set_title("P3 / P11(b): hidden-state gradients (bound for unit inputs)")
+    ax.set(xlabel="t", ylabel="max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init",
+           title="P3 / P11(b): hidden-state gradients (bound for unit inputs)")
     ax.legend(fontsize=7)
     ax = axes[1, 0]
     for lab in ("short", "long"):
@@ -718,9 +716,8 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
         med = [np.median([r["relative_best"] for r in rr if r["T"] == T]) for T in args.lengths]
         ax.semilogy(args.lengths, med, "-", color=colors[lab],
                     label=f"α_m σ₁ = {rr[0]['alpha_m_sigma1']:.3g} (median of {args.seeds})")
-    ax.set_xlabel("sequence length T")
-    ax.set_ylabel("min_s R_S(Θ(s)) / R_S(Θ(0))")
-    ax.set_title(f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
+    ax.set(xlabel="sequence length T", ylabel="min_s R_S(Θ(s)) / R_S(Θ(0))",
+           title=f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
     ax.legend(fontsize=8)
     ax = axes[1, 1]
     for method, ls in (("projected", "-"), ("plain", "--")):
@@ -729,9 +726,8 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
             ax.loglog([r["c"] for r in rr], [r["relative_final"] for r in rr], ls, marker="o", color=colors[lab],
                       label=f"{method} GD, ασ₁ = {z[lab]:g}")
     ax.axhline(1.0, color="gray", lw=0.8)
-    ax.set_xlabel("step multiplier c (η = c/(T√τ))")
-    ax.set_ylabel("final R_S / R_S(Θ(0))")
-    ax.set_title(f"P13: projected vs plain GD at T = {args.p13_length}")
+    ax.set(xlabel="step multiplier c (η = c/(T√τ))", ylabel="final R_S / R_S(Θ(0))",
+           title=f"P13: projected vs plain GD at T = {args.p13_length}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, args.out, "memory_cutoff.png")
@@ -746,8 +742,7 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
             ax.plot(s, u_use, color=colors[lab], ls="--" if T == args.lengths[-1] else "-.", lw=1,
                     label=f"√m max‖ΔU_i‖/ρ_u, ασ₁={z[lab]:g}, T={T}")
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xlabel("iteration s")
-    ax.set_ylabel("constraint usage (<= 1)")
+    ax.set(xlabel="iteration s", ylabel="constraint usage (<= 1)")
     ax.set_ylim(0, 1.1)
     ax.set_title("P8(a): per-neuron constraints along projected GD")
     ax.legend(fontsize=6)
@@ -756,9 +751,7 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
         ax.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
                     alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
                     label=f"ασ₁={z[lab]:g}, T={T}")
-    ax.set_xlabel("iteration s")
-    ax.set_ylabel("R_S(Θ(s)) / R_S(Θ(0))")
-    ax.set_title("projected GD loss curves (seed 0)")
+    ax.set(xlabel="iteration s", ylabel="R_S(Θ(s)) / R_S(Θ(0))", title="projected GD loss curves (seed 0)")
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     save_figure(fig, args.out, "projected_gd.png")
@@ -776,17 +769,14 @@ def make_transport_figure(args, g, h):
     med = np.median(g["R_bar"], axis=0)
     ax.loglog(widths, med, "k-", lw=2, label=f"median of {len(g['R_bar'])} seeds")
     ax.loglog(widths, med[0] * widths[0] / widths, "k:", label="∝ 1/m")
-    ax.set_xlabel("width m")
-    ax.set_ylabel("R_S(Θ̄)")
-    ax.set_title("P6: transported point, no training")
+    ax.set(xlabel="width m", ylabel="R_S(Θ̄)", title="P6: transported point, no training")
     ax.legend(fontsize=8)
     ax = axes[1]
     c = g["flow_seed0"]
     ax.semilogx(c["t"], c["ratio"], color="C0", label="(1/t)∫R / (R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t))")
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xlabel("flow time t")
-    ax.set_ylabel("average loss / bound (<= 1)")
-    ax.set_title(f"P14: gradient flow, m = {args.m} (seed 0)")
+    ax.set(xlabel="flow time t", ylabel="average loss / bound (<= 1)",
+           title=f"P14: gradient flow, m = {args.m} (seed 0)")
     ax.legend(fontsize=8)
     ax = axes[2]
     sizes = np.asarray(h["sizes"], dtype=float)
@@ -795,9 +785,7 @@ def make_transport_figure(args, g, h):
             ax.loglog(sizes, row, "-", color=color, alpha=0.25, lw=1)
         ax.loglog(sizes, np.median(h[name], axis=0), "o-", color=color, lw=2,
                   label="min_s R_S (training)" if name == "best" else "test loss at that iterate")
-    ax.set_xlabel("training sequences n")
-    ax.set_ylabel("loss")
-    ax.set_title(f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
+    ax.set(xlabel="training sequences n", ylabel="loss", title=f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, args.out, "transport_samples.png")

@@ -684,18 +684,15 @@ def figure_theorem_4_1(args, part_a_rows):
     ax.semilogy(r["k"], max(r["tail"], 1e-17), "k*", ms=12, label="from the cyclic shift")
     ax.axvline(args.d41 + 0.5, color="gray", ls="--", label=f"k = d = {args.d41}")
     ax.axhline(args.extrapolation_threshold, color="gray", ls=":", label="threshold")
-    ax.set_xlabel("training length k")
-    ax.set_ylabel(f"tail error max_(k<=j<{H}) |h_j|")
-    ax.set_title("Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
+    ax.set(xlabel="training length k", ylabel=f"tail error max_(k<=j<{H}) |h_j|",
+           title="Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
     ax.legend(fontsize=8)
     ax = axes[1]
     d = args.d41
     shift = gflow.LinearRNN(np.roll(np.eye(d), 1, axis=0), np.eye(d)[0], args.w * np.eye(d)[0])
     ax.stem(np.arange(4 * d), np.asarray(shift.impulse_response(H))[:4 * d], basefmt=" ")
     ax.axvspan(-0.5, d - 0.5, color="gray", alpha=0.15, label=f"training window k = d = {d}")
-    ax.set_xlabel("lag j")
-    ax.set_ylabel("h_j")
-    ax.set_title("Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
+    ax.set(xlabel="lag j", ylabel="h_j", title="Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, args.out, "theorem_4_1.png")
@@ -717,8 +714,8 @@ def figure_slackness(args, sym_runs, sym_rows):
         ax.bar(idx + 0.2, np.maximum(np.abs(np.asarray(modes.readout_projection)), 1e-18), width=0.4,
                label="|c̃_i| = |(C U)_i|")
         ax.set_yscale("log")
-        ax.set_xlabel("eigen-mode i (ascending λ)")
-        ax.set_title(f"Fig. 3 analog: k={args.k}, σ={sig:g}, L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
+        ax.set(xlabel="eigen-mode i (ascending λ)",
+               title=f"Fig. 3 analog: k={args.k}, σ={sig:g}, L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
         ax.legend(fontsize=8)
     ax = axes[1, 0]
     for name, t in sym_runs.items():
@@ -727,18 +724,14 @@ def figure_slackness(args, sym_runs, sym_rows):
     Ls = np.geomspace(1e-18, 10, 50)
     ax.loglog(Ls, an.slackness_bound(Ls), "k--", label="bound L^(1/4)")
     ax.invert_xaxis()
-    ax.set_xlabel("loss L (decreasing →)")
-    ax.set_ylabel("max_i |λ_i c̃_i|")
-    ax.set_title("Complementary-slackness residual vs bound")
+    ax.set(xlabel="loss L (decreasing →)", ylabel="max_i |λ_i c̃_i|", title="Complementary-slackness residual vs bound")
     ax.legend(fontsize=6)
     ax = axes[1, 1]
     j = np.arange(H)
     for name, t in sym_runs.items():
         if name.endswith("_s0") and ("sigma0.3" in name or name.startswith("k2_")):
             ax.semilogy(j, np.maximum(np.abs(np.asarray(t.final.impulse_response(H))), 1e-20), label=name)
-    ax.set_xlabel("lag j")
-    ax.set_ylabel("|h_j|")
-    ax.set_title("k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
+    ax.set(xlabel="lag j", ylabel="|h_j|", title="k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
     ax.legend(fontsize=7)
     for extra in axes[1, 2:]:
         extra.axis("off")
@@ -755,17 +748,13 @@ def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
     for delta, lq in curves.items():
         ax.semilogy(qs, lq, label=f"δ = {delta:g}")
     ax.axvline(args.k, color="gray", ls=":", label=f"training length k = {args.k}")
-    ax.set_xlabel("test length q")
-    ax.set_ylabel("L_q")
-    ax.set_title(f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
+    ax.set(xlabel="test length q", ylabel="L_q", title=f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
     ax.legend(fontsize=8)
     ax = axes[0, 1]
     t = gen_runs["residual_s0"]
     paths = an.eigenvalue_paths(t)
     ax.semilogx(t.ts[1:], np.real(paths[1:]), color="C0", lw=1)
-    ax.set_xlabel("t")
-    ax.set_ylabel("eigenvalues of A")
-    ax.set_title("Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
+    ax.set(xlabel="t", ylabel="eigenvalues of A", title="Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
     ax2 = ax.twinx()
     ax2.loglog(t.ts[1:], t.loss[1:], "k:", lw=1)
     ax2.set_ylabel("loss (dotted)")
@@ -779,8 +768,7 @@ def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
         ax.loglog(t.ts[1:], nA[1:, 2], label="‖A‖")
         drift = an.drift_series(t.diagnostics["Q"])
         ax.loglog(t.ts[1:], np.maximum(drift[1:], 1e-18), ":", label="‖Q(t) − Q(0)‖")
-        ax.set_xlabel("t")
-        ax.set_title(f"Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
+        ax.set(xlabel="t", title=f"Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
         ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, args.out, "lemma63_residual_fig4.png")

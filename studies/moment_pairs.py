@@ -330,9 +330,7 @@ def make_figures(args, T1, T2, flows, teacher, student, k, d):
     ax.plot(j, np.asarray(T2.impulse_response(H))[:14], "s--", label="teacher 2: Â = diag(−1/4, 1)")
     ax.axvspan(-0.5, 2.5, color="gray", alpha=0.15, label="j <= 2d̂ − 2: identical")
     ax.axvline(3, color="k", lw=0.8, ls=":")
-    ax.set_xlabel("lag j")
-    ax.set_ylabel("ŵ_j")
-    ax.set_title("Lemma A.1: the d̂ = 2 moment-matched pair")
+    ax.set(xlabel="lag j", ylabel="ŵ_j", title="Lemma A.1: the d̂ = 2 moment-matched pair")
     ax.legend(fontsize=8)
 
     ax = axes[0, 1]
@@ -340,9 +338,7 @@ def make_figures(args, T1, T2, flows, teacher, student, k, d):
         mu = an.spectral_measure(T)
         ax.stem(np.asarray(mu.atoms), np.asarray(mu.weights), linefmt=fmt[0], markerfmt=fmt[1], basefmt=" ",
                 label=name)
-    ax.set_xlabel("atom λ")
-    ax.set_ylabel("weight g")
-    ax.set_title("Spectral measures: equal moments 0..2, different 3rd moment")
+    ax.set(xlabel="atom λ", ylabel="weight g", title="Spectral measures: equal moments 0..2, different 3rd moment")
     ax.legend(fontsize=8)
 
     ax = axes[1, 0]
@@ -354,8 +350,8 @@ def make_figures(args, T1, T2, flows, teacher, student, k, d):
             continue
         ax.plot(jj, np.asarray(traj.final.impulse_response(H))[:30], ".-" if name == "T1" else "x:",
                 label=f"student, k={kk}, trained on {name}")
-    ax.set_xlabel("lag j")
-    ax.set_title(f"Gradient flow (balanced d={args.d}, ε={args.eps:g}): k=3 cannot tell the teachers apart")
+    ax.set(xlabel="lag j",
+           title=f"Gradient flow (balanced d={args.d}, ε={args.eps:g}): k=3 cannot tell the teachers apart")
     ax.legend(fontsize=7)
 
     ax = axes[1, 1]
@@ -365,8 +361,7 @@ def make_figures(args, T1, T2, flows, teacher, student, k, d):
     ax.plot(jj, np.asarray(student.impulse_response(H))[:n], "r.--", label=f"Prop. 3 student (d={d})")
     ax.axvline(k - 0.5, color="gray", ls=":", label=f"k = {k}")
     ax.axvline(d - 0.5, color="gray", ls="--", label=f"d = {d}")
-    ax.set_xlabel("lag j")
-    ax.set_title("Prop. 3: zero training loss, arbitrary values on [k, d)")
+    ax.set(xlabel="lag j", title="Prop. 3: zero training loss, arbitrary values on [k, d)")
     ax.legend(fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.suptitle("seed 000: moment-matched teachers (Lemma A.1, Cor. A.2) and the Vandermonde student (Prop. 3)")

@@ -201,9 +201,8 @@ def make_figure(args, rows):
         ax.set_ylim(0, 1.05)
         ax.set_xticks(args.widths, [str(m) for m in args.widths], minor=False)
         ax.set_xticks([], minor=True)
-        ax.set_xlabel("width m")
-        ax.set_ylabel("accuracy of sign(F_L)")
-        ax.set_title(f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
+        ax.set(xlabel="width m", ylabel="accuracy of sign(F_L)",
+               title=f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Elman ReLU RNN (seed 002 init, W & A trained), Adam lr {args.lr:g}, {args.steps} steps, "
                  f"N = {args.n_train}", fontsize=10)
