@@ -1,6 +1,6 @@
 """Every study's command line: ``--out``, ``--quick``, ``--record`` and ``--help`` from its docstring; defaults that
 differ under ``--quick`` (:class:`QuickFull`) resolved after parsing; the study's own checks of its arguments turned
-into argparse errors that name the flag (``error: --teacher-dim must be >= 1, got 0``), not tracebacks."""
+into argparse errors that name the flag (``error: --teacher-dim must be positive, got 0``), not tracebacks."""
 
 from __future__ import annotations
 
