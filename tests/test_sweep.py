@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 
+import diffrax
 import jax
 import numpy as np
 import pytest
@@ -156,8 +157,11 @@ def test_resume_after_interruption(tmp_path, count_flows, reference):
         if len(done) == 2:
             raise KeyboardInterrupt("simulated interruption")
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as interrupted:
         sweep(tmp_path, batch_size=1, record=final_loss, on_run_done=interrupt_after_two)
+    # one line that says what is kept and what to do, without the frames of the solve it stopped, and the lock freed
+    assert str(interrupted.value) == (f"interrupted: 2 of 4 runs kept in {tmp_path}, rerun the same call to resume")
+    assert interrupted.value.__suppress_context__ and not (tmp_path / "sweep.lock").exists()
     assert count_flows["flows"] == 2
     assert len(gflow.sweep.load_sweep(str(tmp_path))) == 2
     # a writer killed after writing its run.json but before the rename leaves a complete temporary folder: not a run
@@ -290,6 +294,27 @@ def test_another_build_function_is_other_code(tmp_path):
 
     runs = gflow.run_sweep(GRID, build, str(tmp_path), t1=T1, save_at=SAVES, progress=False)
     assert all(r.computed and r.recomputed_because == "made by other code (build changed)" for r in runs)
+
+
+def test_a_stepsize_controller_is_passed_on_and_identifies_the_runs(tmp_path, count_flows):
+    """run_sweep takes every solve option of solve_flows, a diffrax controller too: the same bits as solve_flows with
+    it, recorded by its repr in run.json, and the same call resumes."""
+    controller = diffrax.PIDController(rtol=1e-7, atol=1e-9)
+    grid = {"k": [3], "seed": [0, 1]}
+    runs = sweep(tmp_path, grid=grid, stepsize_controller=controller)
+    pairs = [build(3, seed) for seed in (0, 1)]
+    batch = gflow.solve_flows([p[0] for p in pairs], [p[1] for p in pairs], T1, save_at=SAVES, progress=False,
+                              stepsize_controller=controller)
+    for i, (run, traj) in enumerate(zip(runs, batch)):
+        np.testing.assert_array_equal(run.arrays["final_params"], batch.final_params[i])
+        assert run.status == traj.status
+        with open(os.path.join(run.path, "run.json")) as f:
+            assert json.load(f)["identity"]["solve"]["stepsize_controller"] == repr(controller)
+    assert count_flows["flows"] == 2
+    again = sweep(tmp_path, grid=grid, stepsize_controller=diffrax.PIDController(rtol=1e-7, atol=1e-9))
+    assert count_flows["flows"] == 2 and not any(r.computed for r in again)
+    with pytest.raises(gflow.GflowInputError, match="not both"):
+        sweep(tmp_path / "both", grid=grid, stepsize_controller=controller, rtol=1e-6)
 
 
 def test_a_second_sweep_on_the_same_folder_is_refused(tmp_path):

@@ -3,14 +3,12 @@ inner tolerances, and the Hessian-vector products it counts — declared on :cla
 way diffrax declares ``term_structure`` and ``interpolation_cls``: ``eqx.AbstractClassVar``), and for the stock
 diffrax solvers in :data:`STOCK_EVALUATIONS_PER_STEP`. gflow never probes a solver with ``hasattr``."""
 
-from __future__ import annotations
-
 from typing import ClassVar
 
 import diffrax
-import equinox as eqx
 import jax
 import jax.numpy as jnp
+from equinox import AbstractClassVar  # (no `from __future__ import annotations`: equinox reads these at run time)
 
 # New gradient evaluations per attempted step of the explicit FSAL methods (an estimate, for a flow's statistics);
 # the implicit stock solvers (Kvaerno) evaluate a number that depends on their Newton iterations: not counted.
@@ -28,8 +26,8 @@ class AbstractGradientFlowSolver(diffrax.AbstractAdaptiveSolver):
     - :meth:`for_rtol`: the solver whose inner tolerances follow the solve's (traced) rtol.
     """
 
-    evaluations_per_step: eqx.AbstractClassVar[int]
-    linear_solves_per_step: eqx.AbstractClassVar[int]
+    evaluations_per_step: AbstractClassVar[int]
+    linear_solves_per_step: AbstractClassVar[int]
     counts_hessian_vector_products: ClassVar[bool] = False
 
     def for_rtol(self, rtol) -> "AbstractGradientFlowSolver":

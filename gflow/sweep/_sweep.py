@@ -217,51 +217,51 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         loaded = [_load_run(os.path.join(runs_dir, n), ident, n, code) for n, ident in zip(names, identities)]
         results: list[SweepRun | None] = [run for run, _ in loaded]
         reasons = [why for _, why in loaded]
-        groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
-        meter = _Meter(len(configs), sum(r is not None for r in results), progress)
-        meter.start(out, len(groups), batch_size, executor, reasons)
-
-        tasks = []  # (task, its group, its rows in the group: the flows stacked, for the in-process path)
-        for group in groups:
-            pending = [p for p, i in enumerate(group.indices) if results[i] is None]
-            if not pending:
-                continue
-            options = dict(solve_options)
-            if options.get("atol") is None and options.get("stepsize_controller") is None:
-                options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
-            program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
-            step = min(batch_size, program)
-            for start in range(0, len(pending), step):
-                rows = np.asarray(pending[start:start + step])
-                idx = [group.indices[r] for r in rows]
-                task = SweepTask(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
-                              names=tuple(names[i] for i in idx), identities=tuple(identities[i] for i in idx),
-                              runs_dir=runs_dir, build=build, record=record, t1=float(t1), options=options,
-                              program_size=program, keep_trajectory=keep_trajectory, code=code,
-                              pad_to=group.pad_to, traced=traced, traced_dtypes=group.traced_dtypes,
-                              group_configs=tuple(configs[i] for i in group.indices) if traced else (),
-                              group_rows=tuple(int(r) for r in rows) if traced else ())
-                tasks.append((task, group, rows))
-
-        def finished(done: list[tuple[int, SweepRun]]) -> None:
-            for i, run in done:
-                if not os.path.exists(os.path.join(run.path, RUN_FILE)):
-                    raise GflowInputError(f"a worker wrote run {run.name} into {runs_dir}, which this machine does "
-                                          "not see: `out` must be a folder that the driver and every worker share")
-                run.recomputed_because = None if reasons[i] == MISSING else reasons[i]
-                results[i] = run
-                if on_run_done is not None:
-                    on_run_done(run)
-            meter.batch_done(len(done))
-
         try:
+            groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
+            meter = _Meter(len(configs), sum(r is not None for r in results), progress)
+            meter.start(out, len(groups), batch_size, executor, reasons)
+
+            tasks = []  # (task, its group, its rows in the group: the flows stacked, for the in-process path)
+            for group in groups:
+                pending = [p for p, i in enumerate(group.indices) if results[i] is None]
+                if not pending:
+                    continue
+                options = dict(solve_options)
+                if options.get("atol") is None and options.get("stepsize_controller") is None:
+                    options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
+                program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
+                step = min(batch_size, program)
+                for start in range(0, len(pending), step):
+                    rows = np.asarray(pending[start:start + step])
+                    idx = [group.indices[r] for r in rows]
+                    task = SweepTask(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
+                                     names=tuple(names[i] for i in idx), identities=tuple(identities[i] for i in idx),
+                                     runs_dir=runs_dir, build=build, record=record, t1=float(t1), options=options,
+                                     program_size=program, keep_trajectory=keep_trajectory, code=code,
+                                     pad_to=group.pad_to, traced=traced, traced_dtypes=group.traced_dtypes,
+                                     group_configs=tuple(configs[i] for i in group.indices) if traced else (),
+                                     group_rows=tuple(int(r) for r in rows) if traced else ())
+                    tasks.append((task, group, rows))
+
+            def finished(done: list[tuple[int, SweepRun]]) -> None:
+                for i, run in done:
+                    if not os.path.exists(os.path.join(run.path, RUN_FILE)):
+                        raise GflowInputError(f"a worker wrote run {run.name} into {runs_dir}, which this machine does "
+                                              "not see: `out` must be a folder that the driver and every worker share")
+                    run.recomputed_because = None if reasons[i] == MISSING else reasons[i]
+                    results[i] = run
+                    if on_run_done is not None:
+                        on_run_done(run)
+                meter.batch_done(len(done))
+
             if executor is None:
                 for task, group, rows in tasks:
                     finished(run_task(task, take(group.losses, rows), take(group.models, rows),
                                       progress="auto" if progress else False))
             else:
                 _run_on(executor, [task for task, _, _ in tasks], finished, meter)
-        except KeyboardInterrupt:  # Ctrl-C: say what is kept, not 40 frames of JAX (the lock is released on the way out)
+        except KeyboardInterrupt:  # Ctrl-C: what is kept and how to resume, not 40 frames; leaving `with` frees the lock
             kept = sum(r is not None for r in results)
             raise KeyboardInterrupt(f"interrupted: {kept} of {len(results)} runs kept in {os.fspath(out)}, rerun the "
                                     "same call to resume") from None
