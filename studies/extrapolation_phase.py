@@ -130,8 +130,11 @@ def parse_args(argv=None):
     p.require_positive(args, "seeds", "n_save", "batch_size")
     if args.rtol is not None and not args.rtol > 0:
         p.error(f"--rtol must be positive, got {args.rtol}")
-    if args.k_min < 1 or args.k_max < args.k_min or args.horizon <= max(args.k_max, 21) or args.k_step < 1:
-        p.error("need 1 <= --k-min <= --k-max < --horizon (and --horizon > 21), --k-step >= 1")
+    p.require_positive(args, "k_min", "k_step")
+    if args.k_max < args.k_min:
+        p.error(f"--k-max must be >= --k-min, got {args.k_max} < {args.k_min}")
+    if args.horizon <= max(args.k_max, 21):
+        p.error(f"--horizon must exceed --k-max and 21, got {args.horizon}")
     if any(not (1e-16 <= lv <= 1 and np.isclose(np.log10(lv), np.round(np.log10(lv)))) for lv in args.levels):
         p.error("--levels must be powers of ten between 1e-16 and 1")
     k_top = max(SIZE_KS_QUICK) if args.quick else max(args.k_max, 20)

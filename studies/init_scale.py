@@ -66,8 +66,9 @@ def parse_args(argv=None):
     p.require_positive(args, "scales", "seeds", "level", "t1", "rtol", "n_save", "batch_size", "max_steps")
     if len(args.scales) < 2:
         p.error("--scales needs at least two scales")
-    if min(args.ks) < 1 or max(args.ks) >= args.horizon:
-        p.error("need 1 <= k < --horizon")
+    p.require_positive(args, "ks")
+    if max(args.ks) >= args.horizon:
+        p.error(f"--ks must be below --horizon {args.horizon}, got {args.ks}")
     return args
 
 
