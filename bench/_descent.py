@@ -23,7 +23,7 @@ import numpy as np
 
 import gflow
 from gflow import flatten
-from gflow.flow import GradientFlowTerm
+from gflow.flow import AbstractGradientFlowSolver, GradientFlowTerm
 
 LEVELS = (1e-8, 1e-12, 1e-16, 1e-20)
 CONTROLS = ("before issue 24", "parameters", "loss")
@@ -37,7 +37,7 @@ def _engine_before(loss, model0, solver, t1, ts, rtol, atol, max_steps):
     times interpolated inside steps."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
-    if hasattr(solver, "for_rtol"):
+    if isinstance(solver, AbstractGradientFlowSolver):
         solver = solver.for_rtol(rtol)
     sol = diffrax.diffeqsolve(
         term, solver, 0.0, t1, None, theta0,
