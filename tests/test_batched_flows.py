@@ -47,6 +47,7 @@ def test_bucket_sizes():
         bucket_size(0)
 
 
+@pytest.mark.slow
 def test_flow_batch_arrays_keep_the_batch_axis(batch):
     assert isinstance(batch, gflow.FlowBatch) and len(batch) == 5
     assert batch.ts.shape == batch.loss.shape == batch.saved.shape == (5, SAVES + 1)
@@ -147,6 +148,7 @@ def _python(code: str, **env) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_a_batch_is_split_over_local_devices(tmp_path):
     code = """
         import jax, numpy as np, gflow
@@ -163,6 +165,7 @@ def test_a_batch_is_split_over_local_devices(tmp_path):
     assert float(diff) < 1e-9  # the same flows, in 3-flow programs per device instead of one 6-flow program
 
 
+@pytest.mark.slow
 def test_persistent_compilation_cache(tmp_path):
     code = """
         import gflow, jax
@@ -187,6 +190,7 @@ def test_krylov_doubling_equals_the_loop(n):
     np.testing.assert_allclose(doubling, scan, rtol=1e-12, atol=1e-14 * np.max(np.abs(scan)))
 
 
+@pytest.mark.slow
 def test_kernel_counts_see_the_krylov_loops():
     code = """
         import json

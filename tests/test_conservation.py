@@ -12,6 +12,7 @@ from conftest import REF_SAVES, REF_T1
 from gflow import analysis as an, initializers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("structure", ["symmetric", "diagonal"])
 def test_balanced_start_stays_balanced(small_loss, structure):
     """Seed 000 Lemma 6 / E.5 and seed 001 Thm 6.1 part 1: B = Cᵀ is invariant when A is symmetric."""
@@ -27,6 +28,7 @@ def test_balanced_start_stays_balanced(small_loss, structure):
                                atol=1e-10 * float(np.max(np.abs(traj.final.B))))
 
 
+@pytest.mark.slow
 def test_mimo_balanced_start_stays_balanced():
     """Seed 001 App. C: with n = m, a symmetric teacher (W_j = W_jᵀ) and B = Cᵀ, A = Aᵀ, B = Cᵀ persists."""
     A_t = initializers.balanced(jax.random.key(4), 3, scale=0.4, n=2)  # symmetric A, B = Cᵀ: W_j symmetric
@@ -55,6 +57,7 @@ def q_drifts(small_loss, general_start):
     return out
 
 
+@pytest.mark.slow
 def test_q_is_conserved_to_tolerance(q_drifts):
     for rtol, traj in q_drifts.items():
         drift = an.relative_drift(traj.diagnostics["Q"], traj.diagnostics["scale"])

@@ -51,6 +51,7 @@ CASES = [(m, i, float(10.0 ** _rng.uniform(-10, -4)), bool(_rng.integers(2)))
          for m in MODELS for i in INITS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_name,init,rtol,batched", CASES)
 def test_saved_loss_never_rises(model_name, init, rtol, batched):
     make, make_loss = MODELS[model_name]
@@ -122,6 +123,7 @@ def escape():
     return loss, model0, ts, scipy_reference(np.asarray(model0.a), loss.lag, ts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["auto", "rodas5p"])
 def test_escape_agrees_with_scipy_between_and_after(escape, solver):
     """Before the fix the saved loss after the escape sat at 1e-12 … 5e-9 (true ~1e-31) and A was off by 1.2e-5."""
@@ -151,6 +153,7 @@ def test_late_escape_is_integrated_whatever_t1_is(escape):
     assert_never_rises(loss, traj, model0)
 
 
+@pytest.mark.slow
 def test_an_escape_beyond_float64_time_resolution_restarts_in_local_time():
     """d = 20, lag 8: the escape at t ≈ 1.4e12 needs steps of a few ulps of t; the solve continues in a fresh local
     time (stats["time_restarts"]), reports the requested save times, and ends at L = 0 (before: "diverged")."""
@@ -165,6 +168,7 @@ def test_an_escape_beyond_float64_time_resolution_restarts_in_local_time():
     assert_never_rises(loss, traj, model0)
 
 
+@pytest.mark.slow
 def test_fig3a_type_flow_no_longer_rises():
     """A fig3a-type flow (general student, init 1e-5, balanced teacher, t1 = 1e10, rtol 1e-8) whose saved loss rose
     under the engine before issue 24 (bench/_descent.py rebuilds it): it rises there, and not here."""
@@ -180,6 +184,7 @@ def test_fig3a_type_flow_no_longer_rises():
     assert_never_rises(loss, traj, model0)
 
 
+@pytest.mark.slow
 def test_stiff_start_keeps_theta0_row_and_never_diverges():
     """A start with L(θ0) ~ 1e13 (scale 1.5, k = 20): before the fix the t = 0 row was NaN and the status
     "diverged" at t = 1e-13. Now the row is θ0 and L(θ0), and the run completes or names its limit."""
@@ -204,12 +209,14 @@ def test_rtol_outside_float64_range_is_refused(rtol):
         gflow.solve_flow(loss, initializers.gaussian(key(1), 3, scale=0.1), 10.0, rtol=rtol)
 
 
+@pytest.mark.slow
 def test_max_steps_names_the_time_reached():
     loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 5)
     traj = gflow.solve_flow(loss, initializers.gaussian(key(1), 3, scale=1e-3), 1e6, max_steps=5, progress=False)
     assert traj.status == "max_steps" and "at t=" in traj.message and "max_steps=5" in traj.message
 
 
+@pytest.mark.slow
 def test_error_control_choices():
     loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 5)
     model0 = initializers.gaussian(key(1), 3, scale=1e-2)
@@ -222,6 +229,7 @@ def test_error_control_choices():
         gflow.solve_flow(lambda m: jnp.sum(m.A ** 2), model0, 10.0, solver="tsit5", error_control="loss")
 
 
+@pytest.mark.slow
 def test_saves_are_step_ends():
     """A value saved at a time between the solver's natural steps is the end of a step that landed there: the row
     equals, bit for bit, the final state of the same solve stopped at that time (an interpolant would not)."""

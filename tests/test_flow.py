@@ -154,6 +154,7 @@ def stopped(small_loss, start):
     return gflow.solve_flow(small_loss, start, T1, save_at=N_SAVE, stop_loss=1e-2)
 
 
+@pytest.mark.slow
 def test_stop_loss_stops_the_integration_early(stopped):
     traj = stopped
     assert traj.ts[-1] < T1
@@ -215,6 +216,7 @@ def test_blowup_is_reported_as_diverged_near_the_blowup_time():
                                rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_negative_loss_values_do_not_trigger_a_stop():
     traj = gflow.solve_flow(ShiftedQuadratic(), Scalar(jnp.array([3.0])), 5.0, save_at=6, solver="tsit5")
     assert traj.status == "completed", traj.message
@@ -226,6 +228,7 @@ def test_negative_loss_values_do_not_trigger_a_stop():
 # the ODE itself: a closed-form solution
 
 
+@pytest.mark.slow
 def test_matches_closed_form_logistic_solution():
     """k = 1, memoryless w, balanced scalar B = C = u: L = (u² − w)², so du/dt = −2(u² − w)u and v = u² obeys
     dv/dt = −4(v − w)v, i.e. v(t) = w / (1 + (w/v0 − 1) e^{−4 w t}). (Convention "half" halves the field;
@@ -251,6 +254,7 @@ def test_matches_closed_form_logistic_solution():
 # options
 
 
+@pytest.mark.slow
 def test_solvers_by_name_instance_and_registry_agree(small_loss, start, completed):
     """A registered name, a stock name and a diffrax instance all integrate the same flow."""
     gflow.flow.register_solver("test-dopri5", diffrax.Dopri5)

@@ -190,6 +190,7 @@ def test_the_study_script_describes_itself():
         assert option in proc.stdout
 
 
+@pytest.mark.slow
 def test_the_study_quick_mode_classifies_its_checks(tmp_path):
     """Quick mode is a smoke test: every check has a kind and a status, the sanity checks pass (exit code 0), and
     each prediction check names the predictions it tests (issue 15)."""

@@ -105,6 +105,7 @@ def test_same_key_same_model_different_key_different_model():
     assert not np.array_equal(np.asarray(a.A), np.asarray(c.A))
 
 
+@pytest.mark.slow
 def test_triangular_and_restricted_same_response_different_flows(small_loss):
     """Same model, two parameterizations: identical impulse response, different ODEs (spec 000 §1.1)."""
     restricted = initializers.symmetric(jax.random.key(5), 4, scale=0.3, parameterization="restricted")

@@ -80,6 +80,7 @@ class MyLeastSquares(AbstractSumOfSquares):
         return jnp.stack([x * x - 1.0, x * y - 0.5, jnp.sin(y) - 0.2 * x])
 
 
+@pytest.mark.slow
 def test_a_user_sum_of_squares_gets_the_stiff_solver():
     p0 = Params(jnp.array([0.3, -0.2]))
     fast = gflow.solve_flow(MyLeastSquares(), p0, 20.0, rtol=1e-10, save_at=5, progress=False)
@@ -106,6 +107,7 @@ def problem():
     return loss, initializers.gaussian(key(13), 3, scale=0.3)
 
 
+@pytest.mark.slow
 def test_a_diffrax_controller_equal_to_the_shortcut_gives_the_same_bits(problem):
     loss, model0 = problem
     short = gflow.solve_flow(loss, model0, 10.0, rtol=1e-7, atol=1e-9, save_at=6, progress=False)
@@ -119,6 +121,7 @@ def test_a_diffrax_controller_equal_to_the_shortcut_gives_the_same_bits(problem)
         gflow.solve_flow(loss, model0, 10.0, stepsize_controller="pid")
 
 
+@pytest.mark.slow
 def test_a_diffrax_saveat_gives_the_same_times(problem):
     loss, model0 = problem
     ts = np.array([0.0, 0.5, 2.0, 10.0])

@@ -31,6 +31,7 @@ MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_round_trip_is_exact(name, tmp_path):
     model = MODELS[name]()

@@ -20,6 +20,7 @@ def loss():
     return gflow.objectives.SampleLoss.from_teacher(key(2), teacher, N, T, sampler=gflow.objectives.unit_ball_sequences)
 
 
+@pytest.mark.slow
 def test_batched_stiff_matrix_free_flows_keep_the_fixed_readout(loss, tmp_path):
     models = [gflow.models.elman_cayci_eryilmaz(key(s), M, alpha=0.5) for s in (3, 4)]
     trajs = gflow.solve_flows([loss, loss], models, 20.0, solver="rosenbrock-cg", rtol=1e-6, save_at=4,

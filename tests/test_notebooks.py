@@ -36,6 +36,7 @@ def test_trajectory_notebook(tmp_path, monkeypatch):
         assert (tmp_path / name).stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_extrapolation_notebook_quick(tmp_path, monkeypatch):
     monkeypatch.setenv("GFLOW_NOTEBOOK_QUICK", "1")
     monkeypatch.setenv("GFLOW_NOTEBOOK_OUT", str(tmp_path))

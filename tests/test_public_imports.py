@@ -50,6 +50,7 @@ def test_the_detector_sees_private_uses():
     assert private_gflow_uses("import gflow\ngflow.flow.solve_flow\ngflow.__version__\nfrom gflow.study import check\n") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", list(_sources()))
 def test_no_private_gflow_imports(path):
     source = open(os.path.join(ROOT, path)).read()

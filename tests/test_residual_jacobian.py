@@ -37,6 +37,7 @@ def test_structured_operator_matches_jacrev(structure, weighting):
 @pytest.mark.parametrize("kwargs", [dict(structure="diagonal"),
                                     dict(structure="symmetric", parameterization="triangular"),
                                     dict(n_in=2, n_out=2)])
+@pytest.mark.slow
 def test_other_models_fall_back_to_the_dense_matrix(kwargs):
     n_io = kwargs.get("n_in", 1)
     teacher = teachers.memoryless(jnp.eye(n_io)) if n_io > 1 else teachers.balanced(jax.random.key(0), 2)

@@ -8,6 +8,7 @@ import sys
 import diffrax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import gflow
 from gflow import flatten
@@ -39,11 +40,13 @@ def _end_point_errors(solver):
     return [np.max(np.abs(_fixed_steps(solver, dt, [T1])[-1] - exact)) for dt in DTS]
 
 
+@pytest.mark.slow
 def test_order_five_with_the_exact_jacobian():
     errors = _end_point_errors(RodasGradientFlow(linear_rtol=1e-14, jacobian_every=1))
     assert abs(_order(errors, DTS) - 5) <= 0.5, errors
 
 
+@pytest.mark.slow
 def test_dense_output_keeps_the_order():
     """Between steps: the order-4 interpolant's local error is O(h⁵), like the solution's global error, so the
     values at SaveAt times converge at order 5 (a cubic Hermite interpolant would give 4)."""
@@ -54,12 +57,14 @@ def test_dense_output_keeps_the_order():
     assert abs(_order(errors, DTS) - 5) <= 0.5, errors
 
 
+@pytest.mark.slow
 def test_the_gauss_newton_jacobian_alone_loses_the_order():
     """Without the Hessian correction (no Richardson iteration) Rodas5P is not a W-method: its order drops."""
     errors = _end_point_errors(RodasGradientFlow(linear_max_iterations=0, jacobian_every=1))
     assert _order(errors, DTS) < 3.5, errors
 
 
+@pytest.mark.slow
 def test_the_rodas4_tableau_of_bench_rodas_choice_has_order_four():
     """bench/rodas_choice.py compares Rodas5P with Rodas4 in the same solver; its tableau (data there) must be right."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))

@@ -55,6 +55,7 @@ def _order(errors, dts):
     return np.polyfit(np.log(dts), np.log(errors), 1)[0]
 
 
+@pytest.mark.slow
 def test_order_three_on_linear_problem():
     key = jax.random.key(0)
     M = jax.random.normal(key, (4, 3))
@@ -70,6 +71,7 @@ def test_order_three_on_linear_problem():
     assert 2.7 < _order(errors, dts) < 3.6, errors
 
 
+@pytest.mark.slow
 def test_order_three_with_approximate_jacobian():
     loss = CurvedLeastSquares()
     p0 = Params(jnp.array([0.4, 1.2]))
@@ -80,6 +82,7 @@ def test_order_three_with_approximate_jacobian():
     assert 2.7 < _order(errors, dts) < 3.8, errors
 
 
+@pytest.mark.slow
 def test_conserves_Q_for_general_A():
     teacher = teachers.balanced(jax.random.key(0), 3)
     loss = gflow.PopulationLoss(teacher, 8)
@@ -94,6 +97,7 @@ def test_conserves_Q_for_general_A():
     assert drifts[1] < drifts[0]
 
 
+@pytest.mark.slow
 def test_agrees_with_tsit5_on_nonstiff_flow():
     teacher = teachers.delay(3)
     loss = gflow.PopulationLoss(teacher, 6)
@@ -106,6 +110,7 @@ def test_agrees_with_tsit5_on_nonstiff_flow():
     np.testing.assert_allclose(a.loss, b.loss, rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_event_stops_at_loss_threshold():
     teacher = teachers.balanced(jax.random.key(0), 3)
     loss = gflow.PopulationLoss(teacher, 8)
@@ -117,6 +122,7 @@ def test_event_stops_at_loss_threshold():
     assert np.all(np.diff(traj.ts) > 0)
 
 
+@pytest.mark.slow
 def test_cg_matches_woodbury():
     teacher = teachers.balanced(jax.random.key(0), 3)
     loss = gflow.PopulationLoss(teacher, 8)
@@ -126,6 +132,7 @@ def test_cg_matches_woodbury():
     np.testing.assert_allclose(a.final.impulse_response(30), b.final.impulse_response(30), atol=1e-7)
 
 
+@pytest.mark.slow
 def test_batched_flows_match_single_flows():
     teacher = teachers.balanced(jax.random.key(0), 3)
     ks = [6, 8]

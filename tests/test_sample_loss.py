@@ -94,6 +94,7 @@ def test_bad_input(student, teacher):
 @pytest.mark.parametrize("steps, n_out, constructor", [("last", None, gflow.models.elman_panigrahi_goyal),
                                                         ("all", None, gflow.models.elman_allen_zhu_li),
                                                         (range(2, 5), 2, gflow.models.elman_panigrahi_goyal)])
+@pytest.mark.slow
 def test_residual_jacobian_per_sequence_equals_autodiff(steps, n_out, constructor):
     """The per-sequence residual Jacobian (what the stiff solver's Gauss–Newton matrix uses) equals jacrev of the
     residuals, which hold the supervised steps only; fixed layers (Frozen) get no columns."""
@@ -113,6 +114,7 @@ def test_residual_jacobian_per_sequence_equals_autodiff(steps, n_out, constructo
     np.testing.assert_allclose(J, jax.jacrev(term.residuals)(theta), rtol=0, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_sample_loss_flow_uses_the_gauss_newton_solver():
     """The default (stiff) solver and Tsit5 agree on a small Elman flow."""
     teacher = gflow.models.elman_panigrahi_goyal(jax.random.key(1), 4, activation="tanh", output_scale=0.5)

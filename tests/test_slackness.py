@@ -173,6 +173,7 @@ def test_slackness_rejects_non_symmetric_and_bad_options():
         an.general_slackness(general, cluster_tol=0.0)
 
 
+@pytest.mark.slow
 def test_slackness_as_flow_diagnostic():
     model0 = initializers.balanced(jax.random.key(8), 3, scale=0.3)
     loss = gflow.PopulationLoss(gflow.teachers.memoryless(1.0), 4)

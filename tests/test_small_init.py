@@ -73,6 +73,7 @@ def test_curves_collapse_on_rescaled_grid():
     assert np.isnan(out[0])
 
 
+@pytest.mark.slow
 def test_escape_time_of_a_small_init_flow_grows_with_ln_one_over_eps():
     """Memoryless teacher, balanced diagonal start at scale ε: c grows like ε e^{2 w* t}, so t_esc ≈ ln(1/ε)/(2w*)."""
     import jax

@@ -5,9 +5,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow
 def test_balance_limit_quick(tmp_path):
     out = tmp_path / "balance_limit"
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")

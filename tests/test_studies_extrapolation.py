@@ -19,6 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = {"tiny": {"teacher": "balanced", "teacher_dim": 2, "student": "diagonal_balanced", "d": 6}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["extrapolation_phase.py", "init_scale.py"])
 def test_help(script):
     proc = subprocess.run([sys.executable, os.path.join("studies", script), "--help"], cwd=REPO, capture_output=True,
@@ -145,6 +146,7 @@ def test_teachers_and_students_by_name():
     assert zero == 1.0 and xs.zero_baseline(xs.make_teacher("delay", 4, 0), 4, 10) == 0.0
 
 
+@pytest.mark.slow
 def test_panel_sweep_records_and_levels(tmp_path):
     """A tiny panel through the sweep runner: the record and the errors read at loss levels agree with the
     analysis functions applied to the stored trajectory."""

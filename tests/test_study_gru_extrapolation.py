@@ -127,6 +127,7 @@ def test_seed_critical_lengths_and_part_a_checks_on_synthetic_errors():
     assert sum(c["value"] == k60["value"] for c in checks) == 1
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     def cheap_teacher(args, memory):  # a random small GRU stands in for the 1000-step fit (test_nonlinear_teachers)
         teacher = gflow.models.gru(jax.random.key(memory), args.teacher_dim, scale=0.7)

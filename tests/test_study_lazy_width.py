@@ -22,6 +22,7 @@ def args():
     return lazy_width.parse_args(TINY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting", lazy_width.SETTINGS)
 def test_measures_vanish_for_an_untrained_model(setting, args):
     inputs, labels, steps = lazy_width.make_task(setting, args)[:3]
@@ -171,6 +172,7 @@ def test_per_seed_exponents():
     np.testing.assert_allclose(lazy_width.per_seed_exponents(rows, "x"), [-0.5, -0.25], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_summary_and_figure(tmp_path):
     out = str(tmp_path / "lazy")
     code = lazy_width.main(TINY + ["--settings", "004", "003", "--out", out])

@@ -23,6 +23,7 @@ TINY = ["--quick", "--m", "8", "--n", "4", "--tau", "20", "--lengths", "2", "5",
         "--p10-tau", "10", "--test-sequences", "16"]
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_summary_and_figures(tmp_path):
     out = tmp_path / "mc"
     code = memory_cutoff.main(TINY + ["--out", str(out)])

@@ -175,6 +175,7 @@ def test_rerandomization_redraws_exactly_n_nested_rows_of_w_and_a():
     np.testing.assert_array_equal(W_r[masks[1]], np.asarray(fresh.W)[masks[1]])
 
 
+@pytest.mark.slow
 def test_ntk_of_a_tiny_model_is_j_jt_by_hand_and_matches_proposition_2():
     m, d, T, N, alpha = 4, 2, 3, 2, 0.5
     model = gflow.models.elman_cayci_eryilmaz(jax.random.key(5), m, d, alpha=alpha)
@@ -247,6 +248,7 @@ def test_bad_input(extra, match, capsys):
     assert match in err and "error: --" in err
 
 
+@pytest.mark.slow
 def test_tiny_run_exits_zero_with_both_kinds_and_all_tags(tmp_path):
     out = str(tmp_path / "ri")
     code = ri.main(TINY + ["--out", out, "--record", ""])

@@ -90,6 +90,7 @@ def test_checks_from_synthetic_accuracies():
     assert checks[5]["status"] == "FAIL" and "PARITY" in checks[5]["claim"] and checks[5]["predictions"] == ["002-P6"]
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_summary_and_figure(tmp_path):
     out = tmp_path / "rl"
     rc = regular_language.main(["--quick", "--widths", "4", "8", "--n-train", "16", "--n-test", "16", "--steps", "20",

@@ -114,6 +114,7 @@ def test_run_sweep_bad_input(tmp_path):
 # ------------------------------------------------------------------------------------------------ runs
 
 
+@pytest.mark.slow
 def test_sweep_runs_and_records(reference):
     assert [r.config for r in reference] == [{"k": k, "seed": s, "scale": 0.3} for k in (3, 5) for s in (0, 1)]
     for run in reference:
@@ -140,6 +141,7 @@ def test_one_shape_group_padded_into_one_batch(tmp_path, count_flows, reference)
         np.testing.assert_array_equal(a.arrays["final_params"], b.arrays["final_params"])
 
 
+@pytest.mark.slow
 def test_batched_equals_one_by_one(tmp_path, count_flows, reference):
     runs = sweep(tmp_path, batch_size=1, record=final_loss)
     assert count_flows == {"flows": 4, "calls": 4}
@@ -253,6 +255,7 @@ def test_traced_build_is_one_vmapped_call_per_group(tmp_path, count_flows, refer
     assert count_flows["flows"] == 4 and not any(r.computed for r in again)  # resumed: nothing recomputed
 
 
+@pytest.mark.slow
 def test_traced_over_some_keys_groups_by_the_others(tmp_path, count_flows):
     runs = sweep(tmp_path, traced=["seed"])  # k fixed per group: k = 3 and k = 5, two seeds each
     assert count_flows == {"flows": 4, "calls": 2}
@@ -269,6 +272,7 @@ def test_traced_bad_input(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ provenance, lock
+@pytest.mark.slow
 def test_runs_record_their_code_and_other_code_is_recomputed(tmp_path, monkeypatch, capsys):
     first = sweep(tmp_path, record=final_loss)
     meta = json.load(open(os.path.join(first[0].path, "run.json")))

@@ -80,6 +80,7 @@ def client():
         yield c
 
 
+@pytest.mark.slow
 def test_thread_pool_gives_the_same_bits(tmp_path, in_process):
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         runs = sweep(tmp_path, record=final_loss, executor=pool)
@@ -87,6 +88,7 @@ def test_thread_pool_gives_the_same_bits(tmp_path, in_process):
     assert_same_bits(runs, in_process["untraced"])
 
 
+@pytest.mark.slow
 def test_local_cluster_gives_the_same_bits(tmp_path, in_process, client, capsys):
     runs = sweep(tmp_path, record=final_loss, executor=client, progress=True)  # a Client is taken as its executor
     assert all(r.computed for r in runs)
@@ -97,12 +99,14 @@ def test_local_cluster_gives_the_same_bits(tmp_path, in_process, client, capsys)
     assert not any(r.computed for r in sweep(tmp_path, record=final_loss))
 
 
+@pytest.mark.slow
 def test_local_cluster_traced_build_gives_the_same_bits(tmp_path, in_process, client):
     """Each task traces ``build`` over its own rows only; the flows are the same bits as the whole group's."""
     runs = sweep(tmp_path, build=build_traced, traced=["k", "seed"], record=final_loss, executor=client)
     assert_same_bits(runs, in_process["traced"])
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_finished_run(tmp_path, in_process, client):
     """Kill a worker process while it holds a batch: Dask runs its tasks again elsewhere; the runs already on disk
     stay, and the sweep finishes with the bits of an in-process run."""
@@ -174,6 +178,7 @@ def test_dask_executor_from_a_scheduler_address(tmp_path, in_process, client):
         assert executor is None
 
 
+@pytest.mark.slow
 def test_dask_executor_bad_input(monkeypatch):
     with pytest.raises(gflow.GflowInputError, match="N ≥ 1"):
         with gflow.sweep.dask_executor("local:0"):
