@@ -39,15 +39,16 @@ def _colors(n: int):
     return ["C0"] if n == 1 else plt.get_cmap("viridis")(np.linspace(0, 0.9, n))
 
 
-def _draw_over_time(ax, curves, label: str, log_y: bool):
-    """One line per flow (and per component of a vector-valued quantity), against t > 0 on a log axis."""
-    colors = _colors(len(curves))
-    for i, ((ts, ys), color) in enumerate(zip(curves, colors)):
-        keep = ts > 0
+def _draw_over_time(ax, curves, label: str | None, log_y: bool, *, log_x: bool = True, color=None):
+    """One line per flow (and per component of a vector-valued quantity), against t (t > 0 on a log axis)."""
+    colors = [color] * len(curves) if color is not None else _colors(len(curves))
+    for i, ((ts, ys), c) in enumerate(zip(curves, colors)):
+        keep = ts > 0 if log_x else np.ones(len(ts), bool)
         ys = ys.reshape(len(ts), -1)[keep]
         name = label if len(curves) == 1 else f"flow {i}"
-        ax.plot(ts[keep], ys, color=color, lw=1.0, label=[name] + [None] * (ys.shape[1] - 1))
-    ax.set_xscale("log")
+        ax.plot(ts[keep], ys, color=c, lw=1.0, label=[name] + [None] * (ys.shape[1] - 1))
+    if log_x:
+        ax.set_xscale("log")
     if log_y:
         ax.set_yscale("log")
     if 1 < len(curves) <= LEGEND_MAX:
@@ -55,22 +56,30 @@ def _draw_over_time(ax, curves, label: str, log_y: bool):
     return ax
 
 
-def plot_loss(x, ax=None):
-    """The loss L(t) on log-log axes: one line for a Trajectory, one per flow for a FlowBatch."""
-    ax = _draw_over_time(_axes(ax), _curves(x, lambda i: x.loss if i is None else x.loss[i]), "loss", log_y=True)
+def plot_loss(x, ax=None, *, label: str = "loss", color=None, log_x: bool = True):
+    """The loss L(t) on log-log axes (``log_x=False``: t linear, t0 = 0 kept): one line for a Trajectory (named
+    ``label``), one per flow for a FlowBatch; ``color`` for every line (default: C0, a colour scale for flows)."""
+    curves = _curves(x, lambda i: x.loss if i is None else x.loss[i])
+    ax = _draw_over_time(_axes(ax), curves, label, log_y=True, log_x=log_x, color=color)
     convention = x.convention if isinstance(x, Trajectory) else x.config.get("convention")
     ax.set(xlabel="t", ylabel="L", title="loss" + (f" (convention {convention})" if convention else ""))
     return ax
 
 
-def plot_diagnostic(x, name: str, ax=None, *, log_y: bool = False):
-    """The recorded diagnostic ``name`` against t (log axis); a vector- or matrix-valued one draws a line per
-    entry. ``log_y=True`` for a quantity that spans decades (a balancedness ratio, a drift)."""
+def plot_diagnostic(x, name: str, ax=None, *, log_y: bool = False, log_x: bool = True, entry: int | None = None,
+                    label: str | None = None, color=None):
+    """The recorded diagnostic ``name`` against t (log axis; ``log_x=False``: linear, t0 = 0 kept); a vector- or
+    matrix-valued one draws a line per entry, or only its flat entry ``entry``. ``log_y=True`` for a quantity that
+    spans decades (a balancedness ratio, a drift); ``label`` names a Trajectory's line (default ``name``), ``color``
+    colours every line."""
     if name not in x.diagnostics:
         raise GflowInputError(f"`name`: no diagnostic {name!r} was recorded; this run has "
                               f"{sorted(x.diagnostics) or 'none'} (pass diagnostics={{...}} to the solve)")
-    values = x.diagnostics[name]
-    ax = _draw_over_time(_axes(ax), _curves(x, lambda i: values if i is None else values[i]), name, log_y)
+    values = np.asarray(x.diagnostics[name])
+    if entry is not None:
+        values = values.reshape(*values.shape[:2 if isinstance(x, FlowBatch) else 1], -1)[..., entry]
+    curves = _curves(x, lambda i: values if i is None else values[i])
+    ax = _draw_over_time(_axes(ax), curves, label or name, log_y, log_x=log_x, color=color)
     ax.set(xlabel="t", ylabel=name, title=name)
     return ax
 
@@ -94,23 +103,26 @@ def _teacher_response(teacher, horizon: int) -> np.ndarray:
     return w.reshape(len(w), -1)
 
 
-def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = None):
+def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = None, label: str | None = None,
+                          color=None, shade: bool = True, style: str = ".-"):
     """The final model's impulse response h_j = C A^j B for j < ``horizon`` (one line per flow of a FlowBatch)
     against the teacher's w_j (black, dashed). ``teacher``: a model with ``impulse_response(n)`` or the values
     w_0, w_1, …; ``horizon`` defaults to 3k for a trajectory that records its training length k (whose lags j < k,
-    the ones the loss sees, are shaded), else 40."""
+    the ones the loss sees, are shaded unless ``shade=False``), else 40. ``label``, ``color`` and ``style`` (a
+    matplotlib format string) set a Trajectory's line (default: "student", C0, dots joined)."""
     k = x.config.get("k") if isinstance(x, Trajectory) else None
     horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * k) if k else 40)
     h = _impulse_responses(x.final, horizon, stacked=isinstance(x, FlowBatch))
     ax = _axes(ax)
     lags = np.arange(horizon)
-    for i, (hi, color) in enumerate(zip(h, _colors(len(h)))):
-        name = "student" if len(h) == 1 else f"flow {i}"
-        ax.plot(lags, hi, color=color, lw=1.2, marker=".", ms=3, label=[name] + [None] * (hi.shape[1] - 1))
+    colors = [color] * len(h) if color is not None else _colors(len(h))
+    for i, (hi, c) in enumerate(zip(h, colors)):
+        name = (label or "student") if len(h) == 1 else f"flow {i}"
+        ax.plot(lags, hi, style, color=c, lw=1.2, ms=3, label=[name] + [None] * (hi.shape[1] - 1))
     if teacher is not None:
         w = _teacher_response(teacher, horizon)
         ax.plot(lags[:len(w)], w, color="k", ls="--", lw=1.0, label=["teacher"] + [None] * (w.shape[1] - 1))
-    if k:
+    if k and shade:
         ax.axvspan(-0.5, k - 0.5, color="0.9", zorder=0, label=f"trained lags j < k = {k}")
     ax.set(xlabel="lag j", ylabel="h_j", title="impulse response of the final model")
     if len(h) <= LEGEND_MAX:

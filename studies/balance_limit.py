@@ -37,7 +37,8 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import plot_diagnostic
+from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -164,19 +165,20 @@ def eps_grid(eps) -> str:
     return "eps in {" + ", ".join(f"{e:g}" for e in eps) + "}"
 
 
+def rate_check(prefix, norm, rates, target, eps, source, prediction) -> dict:
+    """The early-phase prediction: every seed's fitted exponential rate of ``norm`` within 5 % of ``target``."""
+    err = np.abs(rates - target) / abs(target)
+    return check(f"{prefix}: fitted exponential rate of {norm} on t in [0, tau_eps] within 5% of {target:+g} "
+                 f"(eps = {eps:g}, worst of {len(rates)} seeds)", source, float(np.max(err)), 0.05,
+                 np.max(err) <= 0.05, kind="prediction", rates=rates, predictions=[prediction])
+
+
 def sign_checks(sw: dict, args) -> list[dict]:
     src = f"{SOURCE}, Prop. 9 (sign of w0)"
-    (target_Y, target_W), slope = sw["rate_targets"], sw["slope_swapped_ratio"]
-    n, eps_min = len(slope), args.eps[-1]
-    err_Y = np.abs(sw["rate_imbalance"][-1] - target_Y) / abs(target_Y)
-    err_W = np.abs(sw["rate_balance"][-1] - target_W) / abs(target_W)
+    (target_Y, target_W), slope, n = sw["rate_targets"], sw["slope_swapped_ratio"], len(sw["slope_swapped_ratio"])
     return [
-        check(f"w0 < 0: fitted exponential rate of ||B-C^T|| on t in [0, tau_eps] within 5% of {target_Y:+g} "
-              f"(eps = {eps_min:g}, worst of {n} seeds)", src, float(np.max(err_Y)), 0.05, np.max(err_Y) <= 0.05,
-              kind="prediction", rates=sw["rate_imbalance"][-1], predictions=["000-P5"]),
-        check(f"w0 < 0: fitted exponential rate of ||B+C^T|| on t in [0, tau_eps] within 5% of {target_W:+g} "
-              f"(eps = {eps_min:g}, worst of {n} seeds)", src, float(np.max(err_W)), 0.05, np.max(err_W) <= 0.05,
-              kind="prediction", rates=sw["rate_balance"][-1], predictions=["000-P5"]),
+        rate_check("w0 < 0", "||B-C^T||", sw["rate_imbalance"][-1], target_Y, args.eps[-1], src, "000-P5"),
+        rate_check("w0 < 0", "||B+C^T||", sw["rate_balance"][-1], target_W, args.eps[-1], src, "000-P5"),
         over_seeds(f"w0 < 0: ||B+C^T||/||B-C^T|| at tau_eps = O(eps^1/2): median over {n} seeds of the per-seed "
                    f"log-log slope against eps ({eps_grid(args.eps)}) >= 0.45", src, slope, 0.45, ">=",
                    predictions=["000-P5"]),
@@ -204,18 +206,19 @@ def science(args, checks, results):
         results["sign_swap"] = sw
     make_figures(args, f["eps"], w0, res, curves, f["slope_tau"], f["slope_min"])
     np.savez_compressed(os.path.join(args.out, "curves.npz"),
-                        **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), c in curves.items()
-                           for n, v in zip(("ts", "rho", "Y", "W"), c)})
+                        **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), t in curves.items()
+                           for n, v in zip(("ts", "rho", "Y", "W"), (t.ts, *(t.diagnostics[d] for d in CURVES)))})
     print_findings(args, f)
 
 
+CURVES = ("rho_bal", "imbalance_norm", "balance_norm")  # saved in curves.npz as rho, Y, W
 FIELDS = ["rho_tau", "rho_min", "t_min_over_tau", "A_over_W_tau", "rate_imbalance", "rate_balance",
           "Q_relative_drift", "norm_difference_drift", "steps", "wall_time_s"]
 
 
 def sweep_eps(args, loss, w0):
-    """Every (ε, seed) flow at rtol and rtol/100: {"default"/"tight": {field: (ε, seed) array}}, and the curves
-    {(i_ε, seed): (ts, ρ, ‖B − Cᵀ‖, ‖B + Cᵀ‖)} at the default tolerance."""
+    """Every (ε, seed) flow at rtol and rtol/100: {"default"/"tight": {field: (ε, seed) array}}, and the
+    trajectories {(i_ε, seed): trajectory} at the default tolerance."""
     n_eps, n_seed = len(args.eps), args.seeds
     res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in FIELDS} for tol in ("default", "tight")}
     curves = {}
@@ -228,8 +231,7 @@ def sweep_eps(args, loss, w0):
                 for f in FIELDS:
                     res[tol_name][f][i, s] = r[f]
                 if tol_name == "default":
-                    d = traj.diagnostics
-                    curves[(i, s)] = (traj.ts, d["rho_bal"], d["imbalance_norm"], d["balance_norm"])
+                    curves[(i, s)] = traj
                     if s == 0:
                         traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"), overwrite=True)
         for s in range(n_seed):
@@ -252,8 +254,6 @@ def fits(args, w0, res) -> dict:
     f["fraction"] = float(np.mean(f["falls"]))
     f["rate_target_Y"] = an.early_phase_rate("imbalance", w0, args.convention)
     f["rate_target_W"] = an.early_phase_rate("balance", w0, args.convention)
-    f["rate_err_Y"] = np.abs(d["rate_imbalance"][-1] - f["rate_target_Y"]) / abs(f["rate_target_Y"])
-    f["rate_err_W"] = np.abs(d["rate_balance"][-1] - f["rate_target_W"]) / abs(f["rate_target_W"])
     rel_diff = {name: np.abs(d[name] - t[name]) / np.abs(t[name]) for name in ("rho_tau", "rho_min")}
     f["worst_rel"] = float(max(np.max(v) for v in rel_diff.values()))
     f["floor"] = float(max(np.max(np.abs(d[name] - t[name])) for name in ("rho_tau", "rho_min")))
@@ -264,7 +264,7 @@ def fits(args, w0, res) -> dict:
 def main_checks(args, w0, f) -> list[dict]:
     eps, d, n_seed, tight = f["eps"], f["d"], args.seeds, args.rtol / 100.0
     n_runs = len(args.eps) * n_seed
-    rate_err_Y, rate_err_W, q_drift, worst_rel = f["rate_err_Y"], f["rate_err_W"], f["q_drift"], f["worst_rel"]
+    q_drift, worst_rel = f["q_drift"], f["worst_rel"]
     src = f"{SOURCE}, Prop. 9 / Lemma E.12 (E.47)"
     grid, rate_src = eps_grid(eps), f"{SOURCE}, Prop. 9 sketch / Lemma E.14, convention {args.convention}"
     return [
@@ -282,14 +282,8 @@ def main_checks(args, w0, f) -> list[dict]:
         over_seeds(f"||A||_F/||B+C^T|| at tau_eps = O(eps^1/4): median over {n_seed} seeds of the per-seed log-log "
                    f"slope against eps >= 0.2", f"{SOURCE}, Lemma E.12 (E.47)", f["slope_A"], 0.2, ">=",
                    predictions=["000-P4"]),
-        check(f"early phase: fitted exponential rate of ||B-C^T|| on t in [0, tau_eps] within 5% of "
-              f"{f['rate_target_Y']:+g} (eps = {eps[-1]:g}, worst of {n_seed} seeds)", rate_src,
-              float(np.max(rate_err_Y)), 0.05, np.max(rate_err_Y) <= 0.05, kind="prediction",
-              rates=d["rate_imbalance"][-1], predictions=["000-P3"]),
-        check(f"early phase: fitted exponential rate of ||B+C^T|| on t in [0, tau_eps] within 5% of "
-              f"{f['rate_target_W']:+g} (eps = {eps[-1]:g}, worst of {n_seed} seeds)", rate_src,
-              float(np.max(rate_err_W)), 0.05, np.max(rate_err_W) <= 0.05, kind="prediction",
-              rates=d["rate_balance"][-1], predictions=["000-P3"]),
+        rate_check("early phase", "||B-C^T||", d["rate_imbalance"][-1], f["rate_target_Y"], eps[-1], rate_src, "000-P3"),
+        rate_check("early phase", "||B+C^T||", d["rate_balance"][-1], f["rate_target_W"], eps[-1], rate_src, "000-P3"),
         check(f"solver guard: relative drift of Q = AA^T - A^TA + BB^T - C^TC <= 10 rtol (max over all "
               f"{n_runs} w0 > 0 flows at rtol {args.rtol:g}; Q is conserved exactly by the flow)",
               "spec 000 §3.3 (conserved under gradient flow); docs/design.md", q_drift, 10 * args.rtol,
@@ -334,56 +328,44 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
     import matplotlib.pyplot as plt
 
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(eps)))
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    fig, axes = figure_grid(2, 2, panel=(6, 4.5))
     ax = axes[0, 0]
-    for i, e in enumerate(eps):
-        for s in range(args.seeds):
-            ts, rho, _, _ = curves[(i, s)]
-            ax.semilogy(ts / np.log(1 / e), rho, color=colors[i], alpha=1.0 if s == 0 else 0.25,
-                        lw=1.5 if s == 0 else 0.8, label=f"ε = {e:.0e}" if s == 0 else None)
+    for (i, s), traj in curves.items():
+        ax.semilogy(traj.ts / np.log(1 / eps[i]), traj.diagnostics["rho_bal"], color=colors[i],
+                    alpha=1.0 if s == 0 else 0.25, lw=1.5 if s == 0 else 0.8, label=f"ε = {eps[i]:.0e}" if s == 0 else None)
     scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
     ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
-    ax.set(xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
-           title="Balancedness over time (all seeds; seed 0 bold)")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
+               title="Balancedness over time (all seeds; seed 0 bold)")
 
     ax = axes[0, 1]
     d = res["default"]
-    for name, slope, marker in (("rho_tau", slope_tau, "o"), ("rho_min", slope_min, "s")):
-        med = np.median(d[name], axis=1)
-        label = "ρ_bal(τ_ε)" if name == "rho_tau" else "min_t ρ_bal"
+    for name, slope, marker, label in (("rho_tau", slope_tau, "o", "ρ_bal(τ_ε)"), ("rho_min", slope_min, "s", "min_t ρ_bal")):
         ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
-        ax.loglog(eps, med, marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
-    ref = np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0])
-    ax.loglog(eps, ref, "k--", label="bound O(ε^{1/2})")
-    ax.set(xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
-    ax.legend(fontsize=8)
+        ax.loglog(eps, np.median(d[name], axis=1), marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
+    ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label="bound O(ε^{1/2})")
+    label_axes(ax, xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
 
     ax = axes[1, 0]
     i = len(eps) - 1
-    ts, _, Y, W = curves[(i, 0)]
+    traj = curves[(i, 0)]
     tau = an.balancing_time(eps[i], w0, args.convention)
-    ax.semilogy(ts, Y, label="‖B − Cᵀ‖")
-    ax.semilogy(ts, W, label="‖B + Cᵀ‖")
-    rY, rW = an.early_phase_rate("imbalance", w0, args.convention), an.early_phase_rate("balance", w0, args.convention)
-    early = ts <= tau
-    ax.semilogy(ts[early], Y[0] * np.exp(rY * ts[early]), "k:", label=f"e^{{{rY:+g} t}}")
-    ax.semilogy(ts[early], W[0] * np.exp(rW * ts[early]), "k--", label=f"e^{{{rW:+g} t}}")
+    for name, label, color in (("imbalance_norm", "‖B − Cᵀ‖", "C0"), ("balance_norm", "‖B + Cᵀ‖", "C1")):
+        plot_diagnostic(traj, name, ax, log_x=False, log_y=True, label=label, color=color)
+        rate = an.early_phase_rate(name.split("_")[0], w0, args.convention)
+        early = traj.ts <= tau
+        ax.semilogy(traj.ts[early], traj.diagnostics[name][0] * np.exp(rate * traj.ts[early]), "k:" if color == "C0"
+                    else "k--", label=f"e^{{{rate:+g} t}}")
     ax.axvline(tau, color="gray", lw=0.8)
-    ax.set(xlabel=f"t (convention {args.convention})", title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="", title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
 
     ax = axes[1, 1]
-    for tol, marker in (("default", "o-"), ("tight", "s--")):
-        rtol = args.rtol if tol == "default" else args.rtol / 100
+    for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", args.rtol / 100)):
         ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker, label=f"max relative Q drift, rtol {rtol:g}")
         ax.axhline(rtol, color="gray", lw=0.8, ls=":")
-    ax.set(xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
-    ax.legend(fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.suptitle(f"Near-zero init → balancedness (seed 000 Prop. 9): general student d={args.d}, "
-                 f"balanced teacher d̂={args.teacher_dim}, k={args.k}")
-    save_figure(fig, args.out, "balance_limit.png")
+    label_axes(ax, xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
+    save_figure(fig, args.out, "balance_limit.png", title=f"Near-zero init → balancedness (seed 000 Prop. 9): general "
+                f"student d={args.d}, balanced teacher d̂={args.teacher_dim}, k={args.k}")
 
 
 if __name__ == "__main__":

@@ -86,3 +86,21 @@ def test_bad_inputs_are_named(traj):
     gru = traj.__class__(**{**traj.__dict__, "final": gflow.models.gru(jax.random.key(0), 2)})
     with pytest.raises(GflowInputError, match="impulse_response.*GRU"):
         gflow.plot.plot_impulse_response(gru)
+
+
+def test_options_label_color_linear_time_and_entry(traj, batch, teacher):
+    ax = gflow.plot.plot_loss(traj, label="flow", color="k", log_x=False)
+    (line,) = _data_lines(ax)
+    assert ax.get_xscale() == "linear" and line.get_label() == "flow" and line.get_color() == "k"
+    np.testing.assert_array_equal(line.get_xdata(), traj.ts)  # t0 = 0 kept on a linear axis
+    ax = gflow.plot.plot_diagnostic(traj, "B", entry=1, label="B_1", color="C3")
+    (line,) = _data_lines(ax)
+    assert line.get_label() == "B_1" and line.get_color() == "C3"
+    np.testing.assert_array_equal(line.get_ydata(), np.asarray(traj.diagnostics["B"])[traj.ts > 0, 1])
+    lines = _data_lines(gflow.plot.plot_diagnostic(batch, "B", entry=2))
+    assert len(lines) == 3
+    np.testing.assert_array_equal(lines[1].get_ydata(), np.asarray(batch[1].diagnostics["B"])[batch[1].ts > 0, 2])
+    ax = gflow.plot.plot_impulse_response(traj, teacher=teacher, label="k = 4", color="C2", shade=False, style="x:")
+    student, _ = _data_lines(ax)
+    assert student.get_label() == "k = 4" and student.get_marker() == "x" and student.get_linestyle() == ":"
+    assert not ax.patches

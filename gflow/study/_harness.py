@@ -1,6 +1,6 @@
 """What every study's run shares around its science (:func:`run_study`): the output folder, the clock, the
-summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), check printing,
-the exit code, and figure saving."""
+summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), check printing
+and the exit code."""
 
 from __future__ import annotations
 
@@ -64,11 +64,3 @@ def print_checks(checks: list[dict]) -> None:
 def _fmt(v):
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
-
-def save_figure(fig, out: str, name: str) -> str:
-    path = os.path.join(out, name)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path

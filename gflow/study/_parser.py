@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from .._checks import GflowInputError
-from ._quick_full import resolve_quick_full
+from ._quick_full import QuickFull, resolve_quick_full
 from ._record import default_results_dir, note_code_at_start
 
 
@@ -69,3 +69,10 @@ def dask_option(p: argparse.ArgumentParser) -> None:
                    help="run the sweeps on Dask (needs gflow[distributed]): 'local:N' for N worker processes on this "
                         "machine, a scheduler address (tcp://host:8786) or a scheduler file (.json); default: in this "
                         "process")
+
+
+def sweep_options(p: argparse.ArgumentParser) -> None:
+    """``--n-save``, ``--batch-size`` and ``--dask`` (:func:`dask_option`) of a study that runs its flows as sweeps."""
+    p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
+    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
+    dask_option(p)
