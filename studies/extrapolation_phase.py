@@ -51,7 +51,7 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import check, dask_option, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
@@ -117,9 +117,7 @@ def parse_args(argv=None):
     p.add_argument("--rtol", type=float, default=QuickFull(None, quick=1e-8),
                    help="solver rtol for every panel (None: per panel, 1e-9 for fig1a, whose sharpening is read down "
                         "to L = 1e-11, 1e-8 for the others); the Fig. 5 runs are repeated at rtol/100")
-    p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
-    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
-    dask_option(p)
+    sweep_options(p)
     p.add_argument("--max-steps", type=int, default=None,
                    help="solver steps per flow before it is stopped (default per panel: 2e5 for the balanced teachers, "
                         "1e4 for the delay and random teachers, whose converging flows need ≈ 3e3 to 5e3: the others "
@@ -490,55 +488,55 @@ def panel_results(name, args, panels, runs, checks, results):
 
 
 def make_figures(args, panels, runs_of, tables):
-    import matplotlib.pyplot as plt
-
+    seeds_h = f"{args.seeds} seed(s); H = {args.horizon}"
     for name, table in tables.items():
         p = panels[name]
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
         curves = [(f"L ≤ {level:.0e}", table["error"][i], table["k"], table["reached"][i])
                   for i, level in enumerate(args.levels)]
-        xs.plot_error_curves(ax, panel_ks(name, args, panels), curves, (table["k"], table["zero"]),
-                             2 * p["teacher_dim"],
-                             f"{p['source']}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student "
-                             f"d={p['d']}, init {p['scale']:g}\n(gradient flow on the population loss; "
-                             f"{args.seeds} seed(s); H = {args.horizon})")
-        save_figure(fig, args.out, f"{name}.png")
+        error_figure(args, f"{name}.png", panel_ks(name, args, panels), curves, tables[name], 2 * p["teacher_dim"],
+                     f"{p['source']}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
+                     f"init {p['scale']:g}\n(gradient flow on the population loss; {seeds_h})")
     sizes = [n for n in tables if n == "fig1a" or panels[n].get("size_of") == "fig1a"]
     if len(sizes) > 1:  # Sec. 5.1: d = 100, 200 "qualitatively identical" to d = 40
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
         curves = [(f"d = {panels[n]['d']}", tables[n]["error"][-1], tables[n]["k"], tables[n]["reached"][-1])
                   for n in sizes]
-        ks = sorted(set().union(*(panel_ks(n, args, panels) for n in sizes)))
-        xs.plot_error_curves(ax, ks, curves, (tables["fig1a"]["k"], tables["fig1a"]["zero"]), 10,
-                             f"Fig. 1(a) at several student sizes, read at L ≤ {args.levels[-1]:g}\n"
-                             f"({args.seeds} seed(s); H = {args.horizon})")
-        save_figure(fig, args.out, "fig1a_sizes.png")
-    specs = [("fig5", "fig1a", (10, 20)), ("fig6", "fig1b", (8, 18, 20))]
-    for fig_name, panel, ks in specs:
-        if panel not in runs_of:
-            continue
-        p = PANELS[panel]
-        teacher = xs.make_teacher(p["teacher"], p["teacher_dim"], 0)
-        w = np.asarray(teacher.impulse_response(args.horizon))
-        j = np.arange(args.horizon)
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        ax.plot(j, w, "k-", lw=2.5, alpha=0.5, label="teacher" + (" (seed 0)" if fig_name == "fig5" else ""))
-        for c, k in zip(plt.cm.tab10.colors, ks):
-            # Fig. 5: the teacher changes with the seed, so seed 0 only; Fig. 6: the average over seeds (thin: each)
-            runs = [r for r in runs_of[panel] if r.config["k"] == k and (fig_name == "fig6" or r.config["seed"] == 0)]
-            irs = np.array([_read_model(r, args.levels[-1]).ir for r in runs])
-            for ir in irs if len(irs) > 1 else []:
-                ax.plot(j, ir, color=c, lw=0.6, alpha=0.5)
-            ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
-                    label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
-            ax.axvline(k, color=c, lw=0.8, ls=":")
-        ax.set(xlabel="j", ylabel="impulse response h_j")
-        lim = 1.5 * np.max(np.abs(w))
-        ax.set_ylim(-lim, lim)
-        ax.set_title(f"{'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher d̂="
-                     f"{p['teacher_dim']}, students d={p['d']} at L ≤ {args.levels[-1]:g}", fontsize=9)
-        ax.legend(fontsize=8)
-        save_figure(fig, args.out, f"{fig_name}.png")
+        error_figure(args, "fig1a_sizes.png", sorted(set().union(*(panel_ks(n, args, panels) for n in sizes))),
+                     curves, tables["fig1a"], 10,
+                     f"Fig. 1(a) at several student sizes, read at L ≤ {args.levels[-1]:g}\n({seeds_h})")
+    for fig_name, panel, ks in (("fig5", "fig1a", (10, 20)), ("fig6", "fig1b", (8, 18, 20))):
+        if panel in runs_of:
+            response_figure(args, fig_name, panel, ks, runs_of[panel])
+
+
+def error_figure(args, file, ks, curves, zero_table, k_critical, title):
+    fig, ax = figure_grid(panel=(6.5, 4.5))
+    xs.plot_error_curves(ax, ks, curves, (zero_table["k"], zero_table["zero"]), k_critical, title)
+    save_figure(fig, args.out, file)
+
+
+def response_figure(args, fig_name, panel, ks, runs):
+    """Figs. 5 and 6: the students' impulse responses read at the lowest level against the teacher's. Fig. 5: the
+    teacher changes with the seed, so seed 0 only; Fig. 6: the average over seeds (thin: each)."""
+    import matplotlib.pyplot as plt
+
+    p = PANELS[panel]
+    w = np.asarray(xs.make_teacher(p["teacher"], p["teacher_dim"], 0).impulse_response(args.horizon))
+    j = np.arange(args.horizon)
+    fig, ax = figure_grid(panel=(7, 4.5))
+    ax.plot(j, w, "k-", lw=2.5, alpha=0.5, label="teacher" + (" (seed 0)" if fig_name == "fig5" else ""))
+    for c, k in zip(plt.cm.tab10.colors, ks):
+        irs = np.array([_read_model(r, args.levels[-1]).ir for r in runs
+                        if r.config["k"] == k and (fig_name == "fig6" or r.config["seed"] == 0)])
+        for ir in irs if len(irs) > 1 else []:
+            ax.plot(j, ir, color=c, lw=0.6, alpha=0.5)
+        ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
+                label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
+        ax.axvline(k, color=c, lw=0.8, ls=":")
+    lim = 1.5 * np.max(np.abs(w))
+    label_axes(ax, xlabel="j", ylabel="impulse response h_j", ylim=(-lim, lim), title_size=9,
+               title=f"{'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher "
+                     f"d̂={p['teacher_dim']}, students d={p['d']} at L ≤ {args.levels[-1]:g}")
+    save_figure(fig, args.out, f"{fig_name}.png")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
@@ -144,7 +144,13 @@ def method_row(traj, loss, teacher, k):
             "symmetry_defect": float(np.max(an.along(traj, an.symmetry_defect)))}
 
 
-# ------------------------------------------------------------------------------------------ one start
+def run_gd(problem, start, eta, save_steps):
+    """GD at step ``eta`` from ``start`` of ``problem``, saved at the steps ``save_steps`` (the last one ends it)."""
+    return gflow.discrete.run_gd(problem["loss"], problem["starts"][start], lr=float(eta), steps=int(save_steps[-1]),
+                                 save_at=save_steps, config={"study": "gd_vs_flow", "problem": problem["name"],
+                                                             "start": start})
+
+
 def sweep_one_start(problem, start_name, args, flows):
     """Flow, sharpness, GD sweep and edge runs from one start; returns the measurements."""
     loss, model0, horizon = problem["loss"], problem["starts"][start_name], problem["horizon"]
@@ -162,8 +168,7 @@ def sweep_one_start(problem, start_name, args, flows):
     runs = []
     for eta in etas:
         ratio = int(round(eta_max / eta))
-        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(base_steps[-1] * ratio), save_at=base_steps * ratio,
-                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
+        traj = run_gd(problem, start_name, eta, base_steps * ratio)
         dist = an.distance_to_flow(traj, flow)
         dist_tight = an.distance_to_flow(traj, flow_tight)
         q = an.balance_matrix_drift(traj)
@@ -176,8 +181,7 @@ def sweep_one_start(problem, start_name, args, flows):
     for factor in EDGE_FACTORS:
         eta = factor * edge
         steps = gflow.discrete.log_save_steps(max(2, int(round(horizon / eta))), args.n_save)
-        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(steps[-1]), save_at=steps,
-                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": start_name})
+        traj = run_gd(problem, start_name, eta, steps)
         compare = traj.status == "completed" and factor < 1.0  # above the edge GD is not expected to follow
         dist = an.distance_to_flow(traj, flows(loss, model0, traj.ts, args.rtol, tag)) if compare else None
         edge_runs.append({"factor": factor, "eta": float(eta), "traj": traj, "distance": dist})
@@ -197,7 +201,6 @@ def early_window(traj, fraction=0.9):
 
 def q_drift_runs(problem, args):
     """Short GD runs from the general start, to 4 t_early with η ≤ t_early/50, resolving the early phase."""
-    loss, model0 = problem["loss"], problem["starts"]["general"]
     r = problem["results"]["general"]
     t_early = early_window(r["probe"])
     eta0 = min(r["edge"] / 2.0, t_early / 50.0)
@@ -205,8 +208,7 @@ def q_drift_runs(problem, args):
     runs = []
     for eta in eta0 / 2.0 ** np.arange(args.n_fit):
         ratio = int(round(eta0 / eta))
-        traj = gflow.discrete.run_gd(loss, model0, lr=float(eta), steps=int(base[-1] * ratio), save_at=base * ratio,
-                            config={"study": "gd_vs_flow", "problem": problem["name"], "start": "general"})
+        traj = run_gd(problem, "general", eta, base * ratio)
         runs.append({"eta": float(eta), "traj": traj, "q_drift": an.balance_matrix_drift(traj)})
     at_early = ", ".join(f"{np.interp(t_early, run['traj'].ts, run['q_drift']):.2e}" for run in runs)
     etas = ", ".join(f"{run['eta']:.2e}" for run in runs)
@@ -217,17 +219,12 @@ def q_drift_runs(problem, args):
 
 def other_methods(problem, args):
     """SGD (finite data and fresh sequences) and Adam from the symmetric start; GD's smallest-η run joins them."""
-    loss, model0 = problem["loss"], problem["starts"]["symmetric"]
-    edge = problem["results"]["symmetric"]["edge"]
-    eta_sgd = edge / 2.0
-    steps_sgd = max(2, int(round(problem["horizon"] / eta_sgd)))
-    cfg = {"study": "gd_vs_flow", "problem": problem["name"], "start": "symmetric"}
-    out = {}
-    out["SGD (N data)"] = gflow.discrete.run_sgd(problem["data"], model0, lr=eta_sgd, steps=steps_sgd, batch_size=args.batch,
-                                        key=jax.random.key(args.seed + 11), save_at=args.n_save, config=cfg)
-    out["SGD (fresh)"] = gflow.discrete.run_sgd(problem["fresh"], model0, lr=eta_sgd, steps=steps_sgd, batch_size=args.batch,
-                                       key=jax.random.key(args.seed + 12), save_at=args.n_save, config=cfg)
-    out["Adam"] = gflow.discrete.run_adam(loss, model0, steps=args.adam_steps, lr=args.adam_lr, save_at=args.n_save, config=cfg)
+    model0, eta_sgd = problem["starts"]["symmetric"], problem["results"]["symmetric"]["edge"] / 2.0
+    cfg = {"save_at": args.n_save, "config": {"study": "gd_vs_flow", "problem": problem["name"], "start": "symmetric"}}
+    sgd = {"lr": eta_sgd, "steps": max(2, int(round(problem["horizon"] / eta_sgd))), "batch_size": args.batch, **cfg}
+    out = {"SGD (N data)": gflow.discrete.run_sgd(problem["data"], model0, key=jax.random.key(args.seed + 11), **sgd),
+           "SGD (fresh)": gflow.discrete.run_sgd(problem["fresh"], model0, key=jax.random.key(args.seed + 12), **sgd),
+           "Adam": gflow.discrete.run_adam(problem["loss"], model0, steps=args.adam_steps, lr=args.adam_lr, **cfg)}
     for name, traj in out.items():
         print(f"  {problem['name']}: {name} ({traj.stats['steps']} steps, {traj.stats['wall_time_s']:.2f} s): "
               f"{traj.status}, final full loss {traj.loss[-1]:.3e}", flush=True)
@@ -388,11 +385,6 @@ def save_trajectories(args, problems):
                                    + ("_fresh" if "fresh" in method else "")), overwrite=True)
 
 
-def _label(ax, xlabel, ylabel, title, legend_size=7):
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize=legend_size)
-
-
 def make_figures(args, problems):
     for figure in (figure_distance_to_flow, figure_step_size_scaling, figure_q_drift, figure_methods, figure_sharpness):
         figure(args, problems)
@@ -402,30 +394,25 @@ def figure_distance_to_flow(args, problems):
     """Distance of every GD run to the flow against time."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
-    for i, name in enumerate(PROBLEMS):
-        for j, start in enumerate(STARTS):
-            ax, r = axes[i, j], problems[name]["results"][start]
-            colors = plt.cm.viridis(np.linspace(0, 0.85, len(r["runs"])))
-            for c, run in zip(colors, r["runs"]):
-                ts, dist = run["traj"].ts[1:], run["distance"]["parameters"][1:]
-                ax.loglog(ts, dist, color=c, label=f"GD η = {run['eta']:.2e}")
-            for e in r["edge_runs"]:
-                if e["distance"] is not None:
-                    ax.loglog(e["traj"].ts[1:], e["distance"]["parameters"][1:], "--", color="tab:red",
-                              label=f"GD η = {e['factor']} × edge")
-            _label(ax, "t (= η · step)", "‖θ_GD(t) − θ_flow(t)‖ / max ‖θ_flow‖",
-                   f"{name} teacher, {start} start (edge 2/λ_max = {r['edge']:.2e})")
-    fig.tight_layout()
+    fig, axes = figure_grid(2, 2)
+    for (i, name), (j, start) in ((p, q) for p in enumerate(PROBLEMS) for q in enumerate(STARTS)):
+        ax, r = axes[i, j], problems[name]["results"][start]
+        for c, run in zip(plt.cm.viridis(np.linspace(0, 0.85, len(r["runs"]))), r["runs"]):
+            ax.loglog(run["traj"].ts[1:], run["distance"]["parameters"][1:], color=c, label=f"GD η = {run['eta']:.2e}")
+        for e in r["edge_runs"]:
+            if e["distance"] is not None:
+                ax.loglog(e["traj"].ts[1:], e["distance"]["parameters"][1:], "--", color="tab:red",
+                          label=f"GD η = {e['factor']} × edge")
+        label_axes(ax, xlabel="t (= η · step)", ylabel="‖θ_GD(t) − θ_flow(t)‖ / max ‖θ_flow‖", legend=7,
+                   title=f"{name} teacher, {start} start (edge 2/λ_max = {r['edge']:.2e})")
     save_figure(fig, args.out, "distance_to_flow.png")
 
 
 def figure_step_size_scaling(args, problems):
     """Max distance to the flow against η, per start and measure."""
-    import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = figure_grid(1, 2)
     for ax, name in zip(axes, PROBLEMS):
         for start, marker in zip(STARTS, ("o", "s")):
             entry = problems[name]["summary"][start]
@@ -433,72 +420,60 @@ def figure_step_size_scaling(args, problems):
                 ax.loglog(entry["etas"], entry[f"max_distance_{measure}"], marker + ls,
                           label=f"{start}: {measure} (slope {entry[f'exponent_{measure}']:.2f})")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels of a short decade overlap
-        _label(ax, "step size η", "max_t distance to the flow",
-               f"{name} teacher: distance to the flow against η\n(slopes fitted on the {args.n_fit} smallest η)")
-    fig.tight_layout()
+        label_axes(ax, xlabel="step size η", ylabel="max_t distance to the flow", legend=7,
+                   title=f"{name} teacher: distance to the flow against η\n"
+                         f"(slopes fitted on the {args.n_fit} smallest η)")
     save_figure(fig, args.out, "step_size_scaling.png")
 
 
 def figure_q_drift(args, problems):
     """The Q drift divided by η (curves collapse when it is ∝ η)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = figure_grid(1, 2)
     for ax, name in zip(axes, PROBLEMS):
         p = problems[name]
-        for run in p["results"]["general"]["runs"]:
-            ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], lw=1, label=f"η = {run['eta']:.2e}")
-        for run in p["q_runs"]:
-            ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], "--", lw=1.5,
-                      label=f"short run η = {run['eta']:.2e}")
+        for runs, style, lw, what in ((p["results"]["general"]["runs"], "-", 1, ""),
+                                      (p["q_runs"], "--", 1.5, "short run ")):
+            for run in runs:
+                ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], style, lw=lw,
+                          label=f"{what}η = {run['eta']:.2e}")
         run = p["q_runs"][-1]
         ts = run["traj"].ts[1:]
         ax.loglog(ts, run["q_drift"][1] / run["eta"] * ts / ts[0], "k:", label="∝ t")
         ax.axvline(p["t_early"], color="gray", lw=0.8)
-        _label(ax, "t", "relative drift of Q, divided by η",
-               f"{name} teacher, general start: Q drift / η\n(curves collapse: ∝ η; gray: end of the early phase)",
-               legend_size=6)
-    fig.tight_layout()
+        label_axes(ax, xlabel="t", ylabel="relative drift of Q, divided by η", legend=6,
+                   title=f"{name} teacher, general start: Q drift / η\n"
+                         "(curves collapse: ∝ η; gray: end of the early phase)")
     save_figure(fig, args.out, "q_drift.png")
 
 
 def figure_methods(args, problems):
     """Final loss and extrapolation error of every method from the symmetric start."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    fig, axes = figure_grid(2, 2, panel=(6.5, 4))
     for j, name in enumerate(PROBLEMS):
         rows = problems[name]["table"]
-        labels = list(rows)
         for i, (field, title) in enumerate((("final_loss", "final population loss"),
                                             ("extrapolation_error", "extrapolation error (ℓ∞ tail, j ∈ [k, 100))"))):
             ax = axes[i, j]
-            ax.bar(range(len(labels)), [max(rows[m][field], 1e-300) for m in labels], color="tab:blue")
-            ax.set_yscale("log")
-            ax.set_xticks(range(len(labels)))
-            ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=7)
+            ax.bar(range(len(rows)), [max(row[field], 1e-300) for row in rows.values()], color="tab:blue")
+            ax.set_xticks(range(len(rows)), list(rows), rotation=35, ha="right", fontsize=7)
             if field == "extrapolation_error":
                 ax.axhline(problems[name]["zero_error"], color="k", ls="--", label="zero solution")
-                ax.legend(fontsize=7)
-            ax.set_title(f"{name} teacher, symmetric start:\n{title}")
-    fig.tight_layout()
+            label_axes(ax, yscale="log", title=f"{name} teacher, symmetric start:\n{title}",
+                       legend=7 if field == "extrapolation_error" else None)
     save_figure(fig, args.out, "methods.png")
 
 
 def figure_sharpness(args, problems):
     """Sharpness λ_max along the flow against 2/η of every GD run."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = figure_grid(1, 2)
     for ax, name in zip(axes, PROBLEMS):
         for start, color in zip(STARTS, ("tab:blue", "tab:orange")):
             r = problems[name]["results"][start]
             ax.loglog(r["probe"].ts[1:], r["sharpness"][1:], color=color, label=f"{start} start: λ_max(t)")
             for eta in list(r["etas"]) + [e["eta"] for e in r["edge_runs"]]:
                 ax.axhline(2.0 / eta, ls=":", lw=0.7, color=color)
-        _label(ax, "t", "λ_max(∇²L(θ_flow(t)))",
-               f"{name} teacher: sharpness along the flow\n(dotted: 2/η of every GD run; stable below)")
-    fig.tight_layout()
+        label_axes(ax, xlabel="t", ylabel="λ_max(∇²L(θ_flow(t)))", legend=7,
+                   title=f"{name} teacher: sharpness along the flow\n(dotted: 2/η of every GD run; stable below)")
     save_figure(fig, args.out, "sharpness.png")
 
 

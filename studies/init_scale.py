@@ -32,7 +32,7 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import dask_option, QuickFull, run_study, save_figure, study_parser
+from gflow.study import figure_grid, QuickFull, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
@@ -55,9 +55,7 @@ def parse_args(argv=None):
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="solver rtol (gflow resolves the loss relative to itself down to its rounding floor; before "
                         "issue 24 it was resolved only down to ≈ 1e-11 at rtol 1e-8)")
-    p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
-    p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
-    dask_option(p)
+    sweep_options(p)
     p.add_argument("--max-steps", type=int, default=60_000,
                    help="solver steps per flow before it is stopped (the flows to L = 1e-9 need ≈ 25k at rtol 1e-8)")
     args = p.parse_args(argv)
@@ -175,14 +173,9 @@ def scale_checks(args, mean_by_seed, crit_by_seed, beyond) -> list[dict]:
 
 
 def make_figure(args, table, scale_of_run, crit):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    curves = []
-    for s, c in zip(args.scales, crit):
-        sel = scale_of_run == s
-        curves.append((f"init scale {s:.0e} (critical k {c:g})", table["error"][0][sel], table["k"][sel],
-                       table["reached"][0][sel]))
+    fig, ax = figure_grid(panel=(6.5, 4.5))
+    curves = [(f"init scale {s:.0e} (critical k {c:g})", table["error"][0][sel], table["k"][sel],
+               table["reached"][0][sel]) for s, c in zip(args.scales, crit) for sel in [scale_of_run == s]]
     xs.plot_error_curves(ax, args.ks, curves, (table["k"], table["zero"]), 10,
                          f"Fig. 4 (App. B.1.2): balanced teacher d̂=5, general student d=40, gradient flow read at "
                          f"L ≤ {args.level:g}\n({args.seeds} seed(s); H = {args.horizon})")
