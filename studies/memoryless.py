@@ -53,7 +53,8 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import plot_diagnostic, plot_loss
+from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
@@ -170,7 +171,7 @@ def batch(jobs, t1, rtol, diagnostics, *, stop_loss=None):
 def part_a(args, teacher, checks, results):
     """Proposition 5.1 (cyclic shift) and Theorem 4.1 (k > d) on a general student of dimension d41."""
     d, w, H = args.d41, args.w, args.horizon
-    shift = gflow.LinearRNN(np.roll(np.eye(d), 1, axis=0), np.eye(d)[0], w * np.eye(d)[0])
+    shift = cyclic_shift(d, w)
     losses_k = [float(gflow.PopulationLoss(teacher, k)(shift)) for k in range(1, d + 2)]
     h = np.asarray(shift.impulse_response(H))
     periodic = bool(np.array_equal(h, np.where(np.arange(H) % d == 0, w, 0.0)))
@@ -666,57 +667,47 @@ def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves):
     figure_lemma63_residual_fig4(args, gen_runs, qs, curves)
 
 
+def cyclic_shift(d, w):
+    """Prop. 5.1's zero-loss point for k <= d: A the cyclic shift, B = e_1, C = w* e_1ᵀ."""
+    return gflow.LinearRNN(np.roll(np.eye(d), 1, axis=0), np.eye(d)[0], w * np.eye(d)[0])
+
+
 def figure_theorem_4_1(args, part_a_rows):
     """Theorem 4.1 / Prop. 5.1: tail errors against k, and the cyclic shift's impulse response."""
-    import matplotlib.pyplot as plt
-
-    H = args.horizon
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    ax = axes[0]
+    H, d = args.horizon, args.d41
+    fig, (ax, ax_shift) = figure_grid(1, 2)
     labelled = set()
     for name, r in part_a_rows.items():
         if name.startswith("xavier"):
-            above = r["k"] > args.d41
+            above = r["k"] > d
             label = None if above in labelled else ("Xavier start, k > d" if above else "Xavier start, k <= d")
             labelled.add(above)
             ax.semilogy(r["k"], max(r["tail"], 1e-17), "o", color="C0" if above else "C3", alpha=0.7, label=label)
     r = part_a_rows["shift_k_d+1"]
     ax.semilogy(r["k"], max(r["tail"], 1e-17), "k*", ms=12, label="from the cyclic shift")
-    ax.axvline(args.d41 + 0.5, color="gray", ls="--", label=f"k = d = {args.d41}")
+    ax.axvline(d + 0.5, color="gray", ls="--", label=f"k = d = {d}")
     ax.axhline(args.extrapolation_threshold, color="gray", ls=":", label="threshold")
-    ax.set(xlabel="training length k", ylabel=f"tail error max_(k<=j<{H}) |h_j|",
-           title="Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
-    ax.legend(fontsize=8)
-    ax = axes[1]
-    d = args.d41
-    shift = gflow.LinearRNN(np.roll(np.eye(d), 1, axis=0), np.eye(d)[0], args.w * np.eye(d)[0])
-    ax.stem(np.arange(4 * d), np.asarray(shift.impulse_response(H))[:4 * d], basefmt=" ")
-    ax.axvspan(-0.5, d - 0.5, color="gray", alpha=0.15, label=f"training window k = d = {d}")
-    ax.set(xlabel="lag j", ylabel="h_j", title="Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    label_axes(ax, xlabel="training length k", ylabel=f"tail error max_(k<=j<{H}) |h_j|",
+               title="Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
+    ax_shift.stem(np.arange(4 * d), np.asarray(cyclic_shift(d, args.w).impulse_response(H))[:4 * d], basefmt=" ")
+    ax_shift.axvspan(-0.5, d - 0.5, color="gray", alpha=0.15, label=f"training window k = d = {d}")
+    label_axes(ax_shift, xlabel="lag j", ylabel="h_j", title="Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
     save_figure(fig, args.out, "theorem_4_1.png")
 
 
 def figure_slackness(args, sym_runs, sym_rows):
     """Fig. 3's picture (eigenvalues and readout per mode), the slackness bound, and k = 2 against k >= 3."""
-    import matplotlib.pyplot as plt
-
-    H = args.horizon
-    sig_show = [s for s in args.sigmas]
-    fig, axes = plt.subplots(2, max(2, len(sig_show)), figsize=(5.5 * max(2, len(sig_show)), 9))
-    for i, sig in enumerate(sig_show):
-        ax = axes[0, i]
-        m = sym_runs[f"k{args.k}_sigma{sig:g}_s0"].final
-        modes = an.slackness_modes(m)
+    H, n = args.horizon, max(2, len(args.sigmas))
+    fig, axes = figure_grid(2, n, panel=(5.5, 4.5))
+    for ax, sig in zip(axes[0], args.sigmas):
+        modes = an.slackness_modes(sym_runs[f"k{args.k}_sigma{sig:g}_s0"].final)
         idx = np.arange(args.d)
         ax.bar(idx - 0.2, np.maximum(np.abs(np.asarray(modes.eigenvalues)), 1e-18), width=0.4, label="|λ_i|")
         ax.bar(idx + 0.2, np.maximum(np.abs(np.asarray(modes.readout_projection)), 1e-18), width=0.4,
                label="|c̃_i| = |(C U)_i|")
-        ax.set_yscale("log")
-        ax.set(xlabel="eigen-mode i (ascending λ)",
-               title=f"Fig. 3 analog: k={args.k}, σ={sig:g}, L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
-        ax.legend(fontsize=8)
+        label_axes(ax, yscale="log", xlabel="eigen-mode i (ascending λ)",
+                   title=f"Fig. 3 analog: k={args.k}, σ={sig:g}, "
+                         f"L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
     ax = axes[1, 0]
     for name, t in sym_runs.items():
         if name.startswith(f"k{args.k}_"):
@@ -724,53 +715,42 @@ def figure_slackness(args, sym_runs, sym_rows):
     Ls = np.geomspace(1e-18, 10, 50)
     ax.loglog(Ls, an.slackness_bound(Ls), "k--", label="bound L^(1/4)")
     ax.invert_xaxis()
-    ax.set(xlabel="loss L (decreasing →)", ylabel="max_i |λ_i c̃_i|", title="Complementary-slackness residual vs bound")
-    ax.legend(fontsize=6)
+    label_axes(ax, xlabel="loss L (decreasing →)", ylabel="max_i |λ_i c̃_i|", legend=6,
+               title="Complementary-slackness residual vs bound")
     ax = axes[1, 1]
-    j = np.arange(H)
     for name, t in sym_runs.items():
         if name.endswith("_s0") and ("sigma0.3" in name or name.startswith("k2_")):
-            ax.semilogy(j, np.maximum(np.abs(np.asarray(t.final.impulse_response(H))), 1e-20), label=name)
-    ax.set(xlabel="lag j", ylabel="|h_j|", title="k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
-    ax.legend(fontsize=7)
+            ax.semilogy(np.arange(H), np.maximum(np.abs(np.asarray(t.final.impulse_response(H))), 1e-20), label=name)
+    label_axes(ax, xlabel="lag j", ylabel="|h_j|", legend=7,
+               title="k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
     for extra in axes[1, 2:]:
         extra.axis("off")
-    fig.tight_layout()
     save_figure(fig, args.out, "complementary_slackness.png")
 
 
 def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
     """Lemma 6.3's family, the residual init's eigenvalue paths and Fig. 4's weight dynamics."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    fig, axes = figure_grid(2, 2)
     ax = axes[0, 0]
     for delta, lq in curves.items():
         ax.semilogy(qs, lq, label=f"δ = {delta:g}")
     ax.axvline(args.k, color="gray", ls=":", label=f"training length k = {args.k}")
-    ax.set(xlabel="test length q", ylabel="L_q", title=f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="test length q", ylabel="L_q",
+               title=f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
     ax = axes[0, 1]
     t = gen_runs["residual_s0"]
-    paths = an.eigenvalue_paths(t)
-    ax.semilogx(t.ts[1:], np.real(paths[1:]), color="C0", lw=1)
-    ax.set(xlabel="t", ylabel="eigenvalues of A", title="Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
-    ax2 = ax.twinx()
-    ax2.loglog(t.ts[1:], t.loss[1:], "k:", lw=1)
-    ax2.set_ylabel("loss (dotted)")
-    for col, reading in enumerate(("identity", "iid")):
-        ax = axes[1, col]
-        eps = min(args.fig4_eps)
+    ax.semilogx(t.ts[1:], np.real(an.eigenvalue_paths(t)[1:]), color="C0", lw=1)
+    label_axes(ax, xlabel="t", ylabel="eigenvalues of A", legend=None,
+               title="Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
+    label_axes(plot_loss(t, ax.twinx(), color="k"), xlabel="", ylabel="loss (right)", title="", legend=None)
+    eps = min(args.fig4_eps)
+    for ax, reading in zip(axes[1], ("identity", "iid")):
         t = gen_runs[f"fig4_{reading}_eps{eps:g}_s0"]
-        nA = t.diagnostics["norms"]
-        ax.loglog(t.ts[1:], nA[1:, 0], label="‖A − Aᵀ‖")
-        ax.loglog(t.ts[1:], nA[1:, 1], label="‖B − Cᵀ‖")
-        ax.loglog(t.ts[1:], nA[1:, 2], label="‖A‖")
-        drift = an.drift_series(t.diagnostics["Q"])
-        ax.loglog(t.ts[1:], np.maximum(drift[1:], 1e-18), ":", label="‖Q(t) − Q(0)‖")
-        ax.set(xlabel="t", title=f"Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        for entry, label in enumerate(("‖A − Aᵀ‖", "‖B − Cᵀ‖", "‖A‖")):  # the first three of norms()
+            plot_diagnostic(t, "norms", ax, log_y=True, entry=entry, label=label, color=f"C{entry}")
+        ax.loglog(t.ts[1:], np.maximum(an.drift_series(t.diagnostics["Q"])[1:], 1e-18), "C3:", label="‖Q(t) − Q(0)‖")
+        label_axes(ax, xlabel="t", ylabel="",
+                   title=f"Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
     save_figure(fig, args.out, "lemma63_residual_fig4.png")
 
 

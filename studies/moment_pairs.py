@@ -33,7 +33,8 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import plot_impulse_response
+from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -320,52 +321,43 @@ def part_2_lemma7(args, teacher, checks, results):
 
 
 def make_figures(args, T1, T2, flows, teacher, student, k, d):
-    import matplotlib.pyplot as plt
-
-    H = args.horizon  # every impulse response at one length (one compiled scan per model shape), sliced to plot
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    H = args.horizon  # the teachers' impulse responses at one length (one compiled scan per model shape), sliced
+    w1, w2 = (np.asarray(T.impulse_response(H)) for T in (T1, T2))
+    fig, axes = figure_grid(2, 2)
     ax = axes[0, 0]
-    j = np.arange(14)
-    ax.plot(j, np.asarray(T1.impulse_response(H))[:14], "o-", label="teacher 1: Â = diag(−1/2, 1/2)")
-    ax.plot(j, np.asarray(T2.impulse_response(H))[:14], "s--", label="teacher 2: Â = diag(−1/4, 1)")
+    ax.plot(np.arange(14), w1[:14], "o-", label="teacher 1: Â = diag(−1/2, 1/2)")
+    ax.plot(np.arange(14), w2[:14], "s--", label="teacher 2: Â = diag(−1/4, 1)")
     ax.axvspan(-0.5, 2.5, color="gray", alpha=0.15, label="j <= 2d̂ − 2: identical")
     ax.axvline(3, color="k", lw=0.8, ls=":")
-    ax.set(xlabel="lag j", ylabel="ŵ_j", title="Lemma A.1: the d̂ = 2 moment-matched pair")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="lag j", ylabel="ŵ_j", title="Lemma A.1: the d̂ = 2 moment-matched pair")
 
     ax = axes[0, 1]
     for T, fmt, name in ((T1, ("C0-", "C0o"), "teacher 1"), (T2, ("C1--", "C1s"), "teacher 2")):
         mu = an.spectral_measure(T)
         ax.stem(np.asarray(mu.atoms), np.asarray(mu.weights), linefmt=fmt[0], markerfmt=fmt[1], basefmt=" ",
                 label=name)
-    ax.set(xlabel="atom λ", ylabel="weight g", title="Spectral measures: equal moments 0..2, different 3rd moment")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="atom λ", ylabel="weight g",
+               title="Spectral measures: equal moments 0..2, different 3rd moment")
 
     ax = axes[1, 0]
-    jj = np.arange(30)
-    ax.plot(jj, np.asarray(T1.impulse_response(H))[:30], "k-", lw=2, alpha=0.3, label="teacher 1")
-    ax.plot(jj, np.asarray(T2.impulse_response(H))[:30], "k--", lw=2, alpha=0.3, label="teacher 2")
-    for (kk, name), traj in flows.items():
-        if name.endswith("acc"):  # the accumulating-loss flows are in summary.json, not on this panel
-            continue
-        ax.plot(jj, np.asarray(traj.final.impulse_response(H))[:30], ".-" if name == "T1" else "x:",
-                label=f"student, k={kk}, trained on {name}")
-    ax.set(xlabel="lag j",
-           title=f"Gradient flow (balanced d={args.d}, ε={args.eps:g}): k=3 cannot tell the teachers apart")
-    ax.legend(fontsize=7)
+    ax.plot(np.arange(30), w1[:30], "k-", lw=2, alpha=0.3, label="teacher 1")
+    ax.plot(np.arange(30), w2[:30], "k--", lw=2, alpha=0.3, label="teacher 2")
+    students = [(kk, name, traj) for (kk, name), traj in flows.items() if not name.endswith("acc")]  # acc: in summary
+    for i, (kk, name, traj) in enumerate(students):
+        plot_impulse_response(traj, ax=ax, horizon=30, label=f"student, k={kk}, trained on {name}", color=f"C{i}",
+                              style=".-" if name == "T1" else "x:", shade=False)
+    label_axes(ax, xlabel="lag j", ylabel="", legend=7,
+               title=f"Gradient flow (balanced d={args.d}, ε={args.eps:g}): k=3 cannot tell the teachers apart")
 
     ax = axes[1, 1]
     n = min(H, d + 6)
-    jj = np.arange(n)
-    ax.plot(jj, np.asarray(teacher.impulse_response(H))[:n], "k-", label=f"balanced teacher d̂={teacher.d}")
-    ax.plot(jj, np.asarray(student.impulse_response(H))[:n], "r.--", label=f"Prop. 3 student (d={d})")
+    ax.plot(np.arange(n), np.asarray(teacher.impulse_response(H))[:n], "k-", label=f"balanced teacher d̂={teacher.d}")
+    ax.plot(np.arange(n), np.asarray(student.impulse_response(H))[:n], "r.--", label=f"Prop. 3 student (d={d})")
     ax.axvline(k - 0.5, color="gray", ls=":", label=f"k = {k}")
     ax.axvline(d - 0.5, color="gray", ls="--", label=f"d = {d}")
-    ax.set(xlabel="lag j", title="Prop. 3: zero training loss, arbitrary values on [k, d)")
-    ax.legend(fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    fig.suptitle("seed 000: moment-matched teachers (Lemma A.1, Cor. A.2) and the Vandermonde student (Prop. 3)")
-    save_figure(fig, args.out, "moment_pairs.png")
+    label_axes(ax, xlabel="lag j", title="Prop. 3: zero training loss, arbitrary values on [k, d)")
+    save_figure(fig, args.out, "moment_pairs.png", title="seed 000: moment-matched teachers (Lemma A.1, Cor. A.2) and "
+                "the Vandermonde student (Prop. 3)")
 
 
 if __name__ == "__main__":
