@@ -67,7 +67,17 @@ import numpy as np
 import gflow
 from gflow import analysis as an, GflowInputError
 from gflow.objectives.nonlinear_teachers import transport_teacher
-from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
+from gflow.study import (
+    check,
+    figure_grid,
+    label_axes,
+    over_seeds,
+    QuickFull,
+    require_positive,
+    run_study,
+    save_figure,
+    study_parser,
+)
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
@@ -687,28 +697,22 @@ def part_h(args, checks, results):
 
 # ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows):
-    import matplotlib.pyplot as plt
-
     sigma = gflow.models.ACTIVATIONS[args.activation]
     z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}
-    fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
+    colors = {"short": "C0", "long": "C3"}
+    fig, axes = figure_grid(2, 2, panel=(6, 4.75))
     ax = axes[0, 0]
     for zz, c in mu_curves.items():
         ax.semilogy(ts_mu, c, label=f"z = {zz:g}")
-    ax.set(xlabel="T", ylabel="μ_T = μ_{0,T}(z) μ_{1,T}(z)",
-           title="P11(a): memory functions, bounded / polynomial / exponential")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="T", ylabel="μ_T = μ_{0,T}(z) μ_{1,T}(z)",
+               title="P11(a): memory functions, bounded / polynomial / exponential")
     ax = axes[0, 1]
-    colors = {"short": "C0", "long": "C3"}
     for (lab, r), c in g_curves.items():
-        ax.semilogy(ts_g, c, color=colors[lab], ls="-" if r == 1.0 else "--",
-                    label=f"ασ₁ = {z[lab]:g}, ‖X_t‖ <= {r:g}")
+        ax.semilogy(ts_g, c, color=colors[lab], ls="-" if r == 1.0 else "--", label=f"ασ₁ = {z[lab]:g}, ‖X_t‖ <= {r:g}")
     for lab, b in g_bound.items():
         ax.semilogy(ts_g, b, color=colors[lab], ls=":", lw=1, label=f"bound σ₁μ₀√(σ₀²+1), ασ₁ = {z[lab]:g}")
-    ax.set_ylim(1e-6, 1e4)
-    ax.set(xlabel="t", ylabel="max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init",
-           title="P3 / P11(b): hidden-state gradients (bound for unit inputs)")
-    ax.legend(fontsize=7)
+    label_axes(ax, ylim=(1e-6, 1e4), xlabel="t", ylabel="max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init", legend=7,
+               title="P3 / P11(b): hidden-state gradients (bound for unit inputs)")
     ax = axes[1, 0]
     for lab in ("short", "long"):
         rr = [r for r in e_rows if r["regime"] == lab]
@@ -716,9 +720,8 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
         med = [np.median([r["relative_best"] for r in rr if r["T"] == T]) for T in args.lengths]
         ax.semilogy(args.lengths, med, "-", color=colors[lab],
                     label=f"α_m σ₁ = {rr[0]['alpha_m_sigma1']:.3g} (median of {args.seeds})")
-    ax.set(xlabel="sequence length T", ylabel="min_s R_S(Θ(s)) / R_S(Θ(0))",
-           title=f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="sequence length T", ylabel="min_s R_S(Θ(s)) / R_S(Θ(0))",
+               title=f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
     ax = axes[1, 1]
     for method, ls in (("projected", "-"), ("plain", "--")):
         for lab in ("short", "long"):
@@ -726,42 +729,35 @@ def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage,
             ax.loglog([r["c"] for r in rr], [r["relative_final"] for r in rr], ls, marker="o", color=colors[lab],
                       label=f"{method} GD, ασ₁ = {z[lab]:g}")
     ax.axhline(1.0, color="gray", lw=0.8)
-    ax.set(xlabel="step multiplier c (η = c/(T√τ))", ylabel="final R_S / R_S(Θ(0))",
-           title=f"P13: projected vs plain GD at T = {args.p13_length}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    label_axes(ax, xlabel="step multiplier c (η = c/(T√τ))", ylabel="final R_S / R_S(Θ(0))",
+               title=f"P13: projected vs plain GD at T = {args.p13_length}")
     save_figure(fig, args.out, "memory_cutoff.png")
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    ax = axes[0]
+    fig, (ax, ax_loss) = figure_grid(1, 2)
     for (lab, T), (w_use, u_use) in usage.items():
         if T in (args.lengths[0], args.lengths[-1]):
+            long_T = T == args.lengths[-1]
             s = np.arange(len(w_use))
-            ax.plot(s, w_use, color=colors[lab], ls="-" if T == args.lengths[-1] else ":", lw=1,
+            ax.plot(s, w_use, color=colors[lab], ls="-" if long_T else ":", lw=1,
                     label=f"√m max|ΔW_ii|/ρ_w, ασ₁={z[lab]:g}, T={T}")
-            ax.plot(s, u_use, color=colors[lab], ls="--" if T == args.lengths[-1] else "-.", lw=1,
+            ax.plot(s, u_use, color=colors[lab], ls="--" if long_T else "-.", lw=1,
                     label=f"√m max‖ΔU_i‖/ρ_u, ασ₁={z[lab]:g}, T={T}")
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set(xlabel="iteration s", ylabel="constraint usage (<= 1)")
-    ax.set_ylim(0, 1.1)
-    ax.set_title("P8(a): per-neuron constraints along projected GD")
-    ax.legend(fontsize=6)
-    ax = axes[1]
+    label_axes(ax, xlabel="iteration s", ylabel="constraint usage (<= 1)", ylim=(0, 1.1), legend=6,
+               title="P8(a): per-neuron constraints along projected GD")
     for (lab, T), traj in trajs.items():
-        ax.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
-                    alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
-                    label=f"ασ₁={z[lab]:g}, T={T}")
-    ax.set(xlabel="iteration s", ylabel="R_S(Θ(s)) / R_S(Θ(0))", title="projected GD loss curves (seed 0)")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+        ax_loss.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
+                         alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
+                         label=f"ασ₁={z[lab]:g}, T={T}")
+    label_axes(ax_loss, xlabel="iteration s", ylabel="R_S(Θ(s)) / R_S(Θ(0))", legend=None,
+               title="projected GD loss curves (seed 0)")
+    ax_loss.legend(fontsize=6, ncol=2)
     save_figure(fig, args.out, "projected_gd.png")
 
 
 def make_transport_figure(args, g, h):
     """Parts G and H: R_S(Θ̄) against m (P6), the flow's average loss against its bound (P14), R_S against n (P10)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig, axes = figure_grid(1, 3, panel=(16 / 3, 4.5))
     ax = axes[0]
     widths = np.asarray(g["widths"], dtype=float)
     for per_m in g["R_bar"]:
@@ -769,15 +765,13 @@ def make_transport_figure(args, g, h):
     med = np.median(g["R_bar"], axis=0)
     ax.loglog(widths, med, "k-", lw=2, label=f"median of {len(g['R_bar'])} seeds")
     ax.loglog(widths, med[0] * widths[0] / widths, "k:", label="∝ 1/m")
-    ax.set(xlabel="width m", ylabel="R_S(Θ̄)", title="P6: transported point, no training")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="width m", ylabel="R_S(Θ̄)", title="P6: transported point, no training")
     ax = axes[1]
-    c = g["flow_seed0"]
-    ax.semilogx(c["t"], c["ratio"], color="C0", label="(1/t)∫R / (R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t))")
+    ax.semilogx(g["flow_seed0"]["t"], g["flow_seed0"]["ratio"], color="C0",
+                label="(1/t)∫R / (R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t))")
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set(xlabel="flow time t", ylabel="average loss / bound (<= 1)",
-           title=f"P14: gradient flow, m = {args.m} (seed 0)")
-    ax.legend(fontsize=8)
+    label_axes(ax, xlabel="flow time t", ylabel="average loss / bound (<= 1)",
+               title=f"P14: gradient flow, m = {args.m} (seed 0)")
     ax = axes[2]
     sizes = np.asarray(h["sizes"], dtype=float)
     for name, color in (("best", "C0"), ("test", "C3")):
@@ -785,9 +779,8 @@ def make_transport_figure(args, g, h):
             ax.loglog(sizes, row, "-", color=color, alpha=0.25, lw=1)
         ax.loglog(sizes, np.median(h[name], axis=0), "o-", color=color, lw=2,
                   label="min_s R_S (training)" if name == "best" else "test loss at that iterate")
-    ax.set(xlabel="training sequences n", ylabel="loss", title=f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    label_axes(ax, xlabel="training sequences n", ylabel="loss",
+               title=f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
     save_figure(fig, args.out, "transport_samples.png")
 
 
