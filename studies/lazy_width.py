@@ -614,9 +614,7 @@ def position_panel(ax, all_rows):
         ax.plot(r["positions"], np.asarray(r["position_loss_final"]) / np.asarray(r["position_loss_initial"]), ".-",
                 color=COLORS["004"], alpha=0.5)
     ax.axhline(POSITION_RATIO_MAX, ls=":", color="gray", label=f"004-P12 bar {POSITION_RATIO_MAX:g}")
-    ax.set_yscale("log")
-    ax.set_xticks(rows[m][0]["positions"])
-    ax.set_xlabel("output position j")
+    ax.set(yscale="log", xticks=rows[m][0]["positions"], xlabel="output position j")
     ax.set_title(f"004, m = {m}: final / initial training loss per position (P12), one line per seed", fontsize=9)
     ax.legend(fontsize=7)
 
@@ -653,17 +651,15 @@ def make_figure(args, all_rows, results):
                 f = results[setting]["fits"][key]
                 ax.plot(ws, f["medians"][0] * (ws / f["widths"][0]) ** rate, ls, color="gray", lw=1.2, label=text)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set(xlabel="width m", ylabel=title, title=title)
+        ax.set(yscale="log", xlabel="width m", ylabel=title, title=title)
         ax.legend(fontsize=7)
     gap_panel(axes[0, 3], all_rows)
     position_panel(axes[1, 3], all_rows)
     axes[0, 0].set_title("movement (004/002: √m‖θ−θ0‖_F, 003: √m max_i‖ΔΘ_i‖; dashed: per-neuron for 004/002)",
                          fontsize=9)
-    fig.suptitle(f"Lazy training vs width: GD for rescaled time τ = {args.tau:g} (η̄ = {args.eta:g}), "
-                 f"L = {args.length}, N = {args.n}, {args.seeds} seed(s); points: seeds, circles: medians", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, args.out, "lazy_width.png")
+    return save_figure(fig, args.out, "lazy_width.png", title_size=10,
+                       title=f"Lazy training vs width: GD for rescaled time τ = {args.tau:g} (η̄ = {args.eta:g}), "
+                             f"L = {args.length}, N = {args.n}, {args.seeds} seed(s); points: seeds, circles: medians")
 
 
 # --------------------------------------------------------------------------------------------------- main
