@@ -332,7 +332,8 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
     ax = axes[0, 0]
     for (i, s), traj in curves.items():
         ax.semilogy(traj.ts / np.log(1 / eps[i]), traj.diagnostics["rho_bal"], color=colors[i],
-                    alpha=1.0 if s == 0 else 0.25, lw=1.5 if s == 0 else 0.8, label=f"ε = {eps[i]:.0e}" if s == 0 else None)
+                    alpha=1.0 if s == 0 else 0.25, lw=1.5 if s == 0 else 0.8,
+                    label=f"ε = {eps[i]:.0e}" if s == 0 else None)
     scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
     ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
     label_axes(ax, xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
@@ -340,7 +341,8 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
 
     ax = axes[0, 1]
     d = res["default"]
-    for name, slope, marker, label in (("rho_tau", slope_tau, "o", "ρ_bal(τ_ε)"), ("rho_min", slope_min, "s", "min_t ρ_bal")):
+    for name, slope, marker, label in (("rho_tau", slope_tau, "o", "ρ_bal(τ_ε)"),
+                                       ("rho_min", slope_min, "s", "min_t ρ_bal")):
         ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
         ax.loglog(eps, np.median(d[name], axis=1), marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
     ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label="bound O(ε^{1/2})")
@@ -357,11 +359,13 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
         ax.semilogy(traj.ts[early], traj.diagnostics[name][0] * np.exp(rate * traj.ts[early]), "k:" if color == "C0"
                     else "k--", label=f"e^{{{rate:+g} t}}")
     ax.axvline(tau, color="gray", lw=0.8)
-    label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="", title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
+    label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="",
+               title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
 
     ax = axes[1, 1]
     for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", args.rtol / 100)):
-        ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker, label=f"max relative Q drift, rtol {rtol:g}")
+        ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker,
+                  label=f"max relative Q drift, rtol {rtol:g}")
         ax.axhline(rtol, color="gray", lw=0.8, ls=":")
     label_axes(ax, xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
     save_figure(fig, args.out, "balance_limit.png", title=f"Near-zero init → balancedness (seed 000 Prop. 9): general "

@@ -207,15 +207,6 @@ def seed_check(claim: str, source: str, by_seed: dict, threshold, direction: str
     return entry
 
 
-def contrast(errors, ks_of_runs, k_critical: int) -> tuple[float, float, float]:
-    """(median error for k < k_c, median error for k > k_c, their ratio); k = k_c itself is left out."""
-    below = errors[(ks_of_runs < k_critical) & np.isfinite(errors)]
-    above = errors[(ks_of_runs > k_critical) & np.isfinite(errors)]
-    lo = float(np.median(below)) if below.size else np.nan
-    hi = float(np.median(above)) if above.size else np.nan
-    return lo, hi, lo / hi if hi > 0 else np.inf
-
-
 def plot_error_curves(ax, ks, curves, zero, k_critical: int, title: str):
     """Median relative tail error against k, one curve per (label, errors per run, k per run, reached per run),
     shaded mean ± std over seeds, with the all-zero solution's error (``zero`` per run) and k = 2d̂."""

@@ -87,7 +87,6 @@ def parse_args(argv=None):
     return args
 
 
-# ------------------------------------------------------------------------------------------------ setup
 def symmetric_general_start(key, d, scale):
     """A = Aᵀ, B = Cᵀ stored as a *general* student, so that GD on (A, B, C) may leave the class (it must not)."""
     m = initializers.balanced(key, d, scale=scale, structure="symmetric")
@@ -231,7 +230,6 @@ def other_methods(problem, args):
     return out, eta_sgd
 
 
-# ------------------------------------------------------------------------------------------------- main
 def main(argv=None):
     return run_study("gd_vs_flow", parse_args, science, argv)
 

@@ -69,7 +69,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError, initializers, teachers
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
@@ -88,10 +88,6 @@ MSE_FAILS = 0.25
 MSE_FIT = 0.01
 GROWTH = 5.0
 ARCHS = ("linear", "gru", "lstm")
-
-
-def _ints(text):
-    return [int(v) for v in text]
 
 
 def parse_args(argv=None):
@@ -168,7 +164,6 @@ def parse_args(argv=None):
     return args
 
 
-# ------------------------------------------------------------------------------------------------ helpers
 def _grid(values, errors, name):
     values = np.asarray(values)
     errors = np.asarray(errors, dtype=np.float64)
@@ -297,7 +292,6 @@ def _floats(x):
     return np.asarray(x, dtype=np.float64)
 
 
-# ------------------------------------------------------------------------------------------------ part A
 def teacher_target(memory: int) -> np.ndarray:
     """The impulse response the GRU teacher is fitted to (ours; seed 000 App. C.2.3 says only "an arbitrarily chosen
     impulse response"): ``memory`` zeros, then the library's damped oscillation w_j = 0.9^j cos(0.3 j), j < 40. The
@@ -443,7 +437,6 @@ def checks_a(args, sweeps) -> list[dict]:
     return out
 
 
-# ------------------------------------------------------------------------------------------------ part B
 def _b_teacher(args, teacher_name):
     if teacher_name == "memoryless":
         return teachers.memoryless(args.w)
@@ -606,13 +599,11 @@ def part_b(args, checks, results):
     return rows, fig5
 
 
-# ------------------------------------------------------------------------------------------------ figures
 def figure_a(args, a):
     import matplotlib.pyplot as plt
 
     H, ks = args.horizon, np.array(args.kg)
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-    ax = axes[0]
+    fig, (ax, ax_ir, ax_steps) = figure_grid(1, 3, panel=(17 / 3, 4.8))
     tails = np.array([[a["runs"][(k, s)]["tail"] for s in range(args.seeds)] for k in args.kg])
     for s in range(args.seeds):
         ax.semilogy(ks, tails[:, s], ".", color="gray", alpha=0.6, label="single seeds" if s == 0 else None)
@@ -627,44 +618,36 @@ def figure_a(args, a):
         bound = "≤ " if a["critical"] == args.kg[0] else ""  # the smallest grid value already extrapolates
         ax.axvline(a["critical"], color="C1", ls="-", lw=2, alpha=0.6,
                    label=f"critical k_g of the mean (m = {args.teacher_memory}) {bound or '= '}{a['critical']}")
-    ax.set(xlabel="training length k_g", ylabel="mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|")
-    ax.set_title(f"(a) extrapolation error vs k_g (teacher d̂_g = {args.teacher_dim}, H = {H})", fontsize=9)
-    ax.legend(fontsize=7)
-    show = sorted({args.kg[0], args.kg[-1], *args.pair})  # the paper's Fig. 2(b): 30, 60
+    label_axes(ax, xlabel="training length k_g", ylabel="mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|",
+               title=f"(a) extrapolation error vs k_g (teacher d̂_g = {args.teacher_dim}, H = {H})", title_size=9,
+               legend=7)
     t = np.arange(1, H + 1)
-    ax = axes[1]
-    ax.plot(t, a["teacher_ir"], "k-", lw=2, label="teacher")
-    ax.plot(np.arange(1, len(a["target"]) + 1), a["target"], "k:", lw=1, label="teacher's fit target")
-    for i, k in enumerate(show):
-        ax.plot(t, _floats(a["runs"][(k, 0)]["impulse_response"]), color=f"C{i + 1}", label=f"student k_g = {k}")
-        ax.axvline(k, color=f"C{i + 1}", ls=":", lw=1)
-    ax.set(xlabel="time step t (input: unit impulse at t = 1)", ylabel="output")
-    ax.set_title(f"(b) impulse responses (seed 0, teacher memory m = {args.teacher_memory})", fontsize=9)
-    ax.legend(fontsize=7)
-    ax = axes[2]
-    cmap = plt.get_cmap("viridis")
-    for i, k in enumerate(args.kg):
-        c = cmap(i / max(1, len(args.kg) - 1))
-        ax.semilogy(t, np.maximum(_floats(a["runs"][(k, 0)]["profile"]), 1e-12), color=c, lw=1, label=f"k_g = {k}")
-        ax.axvline(k, color=c, ls=":", lw=0.8)
-    ax.set(xlabel="time step t", ylabel="mean_x |y_t − y*_t| (random N(0,1) inputs)",
-           title="(c) error per step, seed 0 (dotted: k_g)")
-    ax.legend(fontsize=7, ncol=2)
+    ax_ir.plot(t, a["teacher_ir"], "k-", lw=2, label="teacher")
+    ax_ir.plot(np.arange(1, len(a["target"]) + 1), a["target"], "k:", lw=1, label="teacher's fit target")
+    for i, k in enumerate(sorted({args.kg[0], args.kg[-1], *args.pair})):  # the paper's Fig. 2(b): 30, 60
+        ax_ir.plot(t, _floats(a["runs"][(k, 0)]["impulse_response"]), color=f"C{i + 1}", label=f"student k_g = {k}")
+        ax_ir.axvline(k, color=f"C{i + 1}", ls=":", lw=1)
+    label_axes(ax_ir, xlabel="time step t (input: unit impulse at t = 1)", ylabel="output", title_size=9, legend=7,
+               title=f"(b) impulse responses (seed 0, teacher memory m = {args.teacher_memory})")
+    for k, c in zip(args.kg, plt.get_cmap("viridis")(np.arange(len(args.kg)) / max(1, len(args.kg) - 1))):
+        ax_steps.semilogy(t, np.maximum(_floats(a["runs"][(k, 0)]["profile"]), 1e-12), color=c, lw=1,
+                          label=f"k_g = {k}")
+        ax_steps.axvline(k, color=c, ls=":", lw=0.8)
+    label_axes(ax_steps, xlabel="time step t", ylabel="mean_x |y_t − y*_t| (random N(0,1) inputs)", legend=None,
+               title="(c) error per step, seed 0 (dotted: k_g)")
+    ax_steps.legend(fontsize=7, ncol=2)
     c = a["critical"]
     where = ("none: the largest k_g fails" if c is None else f"≤ {c} (the smallest grid value)" if c == args.kg[0]
              else f"{c} (grid: {args.kg[args.kg.index(c) - 1]} < k_c ≤ {c})")
-    fig.suptitle(f"seed 000 Fig. 2, GRU teacher → GRU students: {a['reduced']}; critical k_g of the seed-mean "
-                 f"curve = {where} vs paper ≈ {PAPER_CRITICAL}", fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, args.out, "fig2_gru_critical_length.png")
+    save_figure(fig, args.out, "fig2_gru_critical_length.png", title_size=10,
+                title=f"seed 000 Fig. 2, GRU teacher → GRU students: {a['reduced']}; critical k_g of the seed-mean "
+                      f"curve = {where} vs paper ≈ {PAPER_CRITICAL}")
 
 
 def figure_b(args, rows, fig5):
-    import matplotlib.pyplot as plt
-
     k, T = args.k1, args.eval_factor * args.k1
     t = np.arange(1, T + 1)
-    fig, axes = plt.subplots(2, len(args.archs), figsize=(5.4 * len(args.archs), 8), sharex=True, squeeze=False)
+    fig, axes = figure_grid(2, len(args.archs), panel=(5.4, 4), sharex=True, squeeze=False)
     for r, teacher_name in enumerate(("memoryless", f"dT{args.fig2_dT}")):
         for c, arch in enumerate(args.archs):
             ax = axes[r, c]
@@ -676,28 +659,23 @@ def figure_b(args, rows, fig5):
             ax.axvline(k + 0.5, color="gray", ls="--", label=f"training length k = {k}")
             ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1)
             what = "memoryless teacher (Fig. 1)" if r == 0 else f"teacher with memory d_T = {args.fig2_dT} (Fig. 2)"
-            ax.set_title(f"{arch}: {what}", fontsize=9)
-            ax.set_ylabel("E(ŷ_t − y_t)² / E y_t²")
-            ax.legend(fontsize=7)
+            label_axes(ax, title=f"{arch}: {what}", title_size=9, ylabel="E(ŷ_t − y_t)² / E y_t²", legend=7)
     for ax in axes[1]:
         ax.set_xlabel("time step t (test length T = 3k)")
     opt = f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps, {args.n_train1} sequences; linear: gradient flow"
-    fig.suptitle(f"seed 001 Figs. 1, 2 (one seed): width {args.width1}, k = {k}, Xavier init; adversarial = length-2k sequences "
-                 f"with an echo x_(t−k) added to labels after k. {opt}", fontsize=9)
-    fig.tight_layout()
-    save_figure(fig, args.out, "fig1_fig2_seed001.png")
+    save_figure(fig, args.out, "fig1_fig2_seed001.png", title_size=9,
+                title=f"seed 001 Figs. 1, 2 (one seed): width {args.width1}, k = {k}, Xavier init; adversarial = "
+                      f"length-2k sequences with an echo x_(t−k) added to labels after k. {opt}")
 
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+    fig, ax = figure_grid(panel=(7, 4.8))
     for i, arch in enumerate(args.archs):
         ax.semilogy(args.dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}", label=arch)
     ax.axvline(k / 2, color="gray", ls=":", label=f"k/2 = {k / 2:g} (2 d_T Markov parameters)")
     ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
     ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1, label=f"low ≤ {MSE_EXTRAPOLATES:g}")
-    ax.set(xlabel="teacher state dimension d_T", ylabel=f"relative extrapolation MSE on k < t ≤ {args.eval_factor * k}")
-    ax.set_title(f"seed 001 Fig. 5: width {args.width1}, k = {k}, teachers with |eig| = {args.radius:g}, one seed",
-                 fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    label_axes(ax, xlabel="teacher state dimension d_T", ylabel=f"relative extrapolation MSE on k < t ≤ {T}",
+               title=f"seed 001 Fig. 5: width {args.width1}, k = {k}, teachers with |eig| = {args.radius:g}, one seed",
+               title_size=9)
     save_figure(fig, args.out, "fig5_seed001.png")
 
 

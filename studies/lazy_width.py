@@ -132,7 +132,6 @@ GAP_GROWTH_MAX = 0.1
 POSITION_RATIO_MAX = LOSS_RATIO_MAX
 
 
-# ------------------------------------------------------------------------------------------------ arguments
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/lazy_width", "output folder for the figure and summary.json",
                      "widths 64 … 512, two seeds", validate=validate)
@@ -190,7 +189,6 @@ def validate(args):
     args.settings = list(dict.fromkeys(args.settings))
 
 
-# --------------------------------------------------------------------------------------------- the problems
 def time_scale(setting: str, m: int) -> float:
     """t per unit of rescaled time τ: 1/m in the standard parameterization of seeds 002/004, 1 for seed 003."""
     return 1.0 if setting == "003" else 1.0 / m
@@ -251,7 +249,6 @@ def centered_loss(model0, inputs, labels, steps, centering: bool):
     return gflow.objectives.SampleLoss(inputs, labels + shift, steps=steps)
 
 
-# --------------------------------------------------------------------------------------------- measurements
 @eqx.filter_jit
 def lazy_measures(model0, model, inputs, step_weights):
     """The lazy measures of ``model`` (``model0`` after training) on ``inputs`` (N, L, d), as 0-d arrays.
@@ -376,7 +373,6 @@ def train(setting, seed, m, args, task, eta_bar, both_layers=False, population=T
     return row, time.perf_counter() - started
 
 
-# --------------------------------------------------------------------------------------------- analysis
 def medians(rows_by_width, key):
     """Median over seeds of ``key`` at every width: (widths, medians) as arrays, widths ascending."""
     widths = sorted(rows_by_width)
@@ -576,7 +572,6 @@ def solver_check(setting, args, task, rows, checks, results):
     results[setting]["solver_check"] = detail
 
 
-# --------------------------------------------------------------------------------------------- the figure
 PANELS = (("rescaled_movement", "movement"), ("linearization_error", "linearization error"),
           ("flip_fraction", "flip fraction"), ("hidden_drift_relative", "relative hidden-state drift"),
           ("relative_movement", "relative movement ‖θ − θ0‖_F / ‖θ0‖_F"),
@@ -662,7 +657,6 @@ def make_figure(args, all_rows, results):
                              f"L = {args.length}, N = {args.n}, {args.seeds} seed(s); points: seeds, circles: medians")
 
 
-# --------------------------------------------------------------------------------------------------- main
 def main(argv=None):
     return run_study("lazy_width", parse_args, science, argv)
 

@@ -169,7 +169,6 @@ def validate(args):
                               f"{args.p10_sizes}")
 
 
-# ------------------------------------------------------------------------------------------------ helpers
 def key(*ints):
     return jax.random.key(int(np.ravel_multi_index(ints, (1000,) * len(ints))) if len(ints) > 1 else ints[0])
 
@@ -318,7 +317,6 @@ def _gradient_maxima(model, x):
             jnp.max(jnp.sqrt(d_w**2 + du**2), axis=(0, 2)))
 
 
-# --------------------------------------------------------------------------------------------------- parts
 def part_a(args, checks, results):
     """P1: F(Θ(0)) = 0 exactly; paired neurons' gradients are exact negatives at step 0."""
     worst_f, worst_pair, cases = 0.0, 0.0, []
@@ -695,7 +693,6 @@ def part_h(args, checks, results):
     return results["part_h"]
 
 
-# ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows):
     sigma = gflow.models.ACTIVATIONS[args.activation]
     z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}

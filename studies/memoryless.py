@@ -97,12 +97,6 @@ def parse_args(argv=None):
     return args
 
 
-# ------------------------------------------------------------------------------------------------ helpers
-def tail_of(model, k, H):
-    """max_{k <= j < H} |h_j| (the memoryless teacher's tail is 0)."""
-    return float(np.max(np.abs(np.asarray(model.impulse_response(H))[k:])))
-
-
 def cayley_hamilton_bound(model, k, H):
     """Bound b_j >= |h_j| for k <= j < H from the in-window values alone (Theorem 4.1's proof, k > d):
     h_j = −Σ_i a_i h_{j−i} with the characteristic polynomial λ^d + a_1 λ^{d−1} + … + a_d, so
@@ -167,7 +161,6 @@ def batch(jobs, t1, rtol, diagnostics, *, stop_loss=None):
     return out
 
 
-# --------------------------------------------------------------------------------------------------- parts
 def part_a(args, teacher, checks, results):
     """Proposition 5.1 (cyclic shift) and Theorem 4.1 (k > d) on a general student of dimension d41."""
     d, w, H = args.d41, args.w, args.horizon
@@ -660,7 +653,6 @@ def part_g(args, teacher, checks, results):
                          "flows": rows, "mimo_W": np.asarray(w_mimo.C)}
 
 
-# ------------------------------------------------------------------------------------------------- figures
 def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves):
     figure_theorem_4_1(args, part_a_rows)
     figure_slackness(args, sym_runs, sym_rows)

@@ -107,7 +107,6 @@ def unfrozen(x):
     return x.value if isinstance(x, gflow.models.Frozen) else x
 
 
-# ------------------------------------------------------------------------------------------------ arguments
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/random_init", "output folder for the figure and summary.json",
                      "widths 128 … 512, L ∈ {4, 8}, 3 seeds, NTK widths 64 … 1024, products at m = 256, L = 16",
@@ -171,7 +170,6 @@ def validate(args):
                               "over --eps-x, --eps-x-scan and 1/L)")
 
 
-# ------------------------------------------------------------------------------ A. decoding h^(L) (seed 002)
 def decoder_matrix(W, A, patterns):
     """W̄^[L] of seed 002 Thm 4.5: W̄^[1] = D_1 A, W̄^[l] = [D_l W W̄^[l−1], D_l A]_r, with D_l = diag(patterns[l−1]).
     Shape (m, L·d); column block l−1 multiplies x_l. ``patterns`` (L, m); all ones gives the linear RNN's map."""
@@ -217,7 +215,6 @@ def decoding_errors(M0, Mn, pinv, X, hL, eps_x):
     return jnp.mean(p1), jnp.mean(p1_middle), jnp.mean(naive), jnp.mean(p2)
 
 
-# ------------------------------------------------------------------------------ B. seed 004's init properties
 def norm_ratio(H):
     """max_l ‖h_l‖ / min_l ‖h_l‖ over l = 1 … L for hidden states H (L, m)."""
     n = jnp.linalg.norm(H, axis=-1)
@@ -285,7 +282,6 @@ def backward_identity_error(model, x):
     return err / scale
 
 
-# ------------------------------------------------------------------------------ D. seed 004's stability lemmas
 def spectral_perturbation(key, m: int, delta: float):
     """A random W' with ‖W'‖₂ = Δ/√m exactly (App. F's premise ‖W'‖₂ ≤ Δ/√m, with equality): Δ/√m times a random
     signed permutation matrix, which is orthogonal (every singular value is Δ/√m) and costs O(m²)."""
@@ -363,7 +359,6 @@ def stability_measures(model, X, H, key):
     return {"back_ratio": ratio_max, "back_ratio_median": ratio_median, "rerandomized": jnp.stack(shifts)}
 
 
-# ------------------------------------------------------------------------------ parts A, B and D at one width
 def width_measures(args, m: int, with_identities: bool):
     """A function of a seed key: every per-seed quantity of parts A, B and D (but P7) at width m (arrays over
     lengths, ε_x)."""
@@ -471,7 +466,6 @@ def run_products(args):
     return {"gaps": gaps, "norms": norms, "w_norm": w_norm}
 
 
-# ------------------------------------------------------------------------------ C. the NTK of seed 003
 def proposition2_features(w, u, X, sigma):
     """Per-neuron NTK features f_t = (∂H_t/∂w, ∂H_t/∂u) ∈ ℝ^{1+d}, t = 1 … T, written out as the sums of seed 003
     Prop. 2 (spec 003 §4.3, sums from k = 0): ∂H_t/∂w = Σ_{k=0}^{t−1} w^k h_{t−k−1} Π_{s=0}^{k} I_{t−s−1},
@@ -559,7 +553,6 @@ def run_ntk(args):
             "identity": identity}
 
 
-# ------------------------------------------------------------------------------ fits and checks
 def fit_grid(widths, lengths, values):
     """Per seed, least squares ln v = a + p ln m + q ln L over the grid: values (S, n_m, n_L) → (p, q), each (S,)."""
     mm, LL = np.meshgrid(np.log(widths), np.log(lengths), indexing="ij")
@@ -784,7 +777,6 @@ def part_c_checks(args, ntk, checks, results):
                       "reference_relative_error": ntk["reference_error"], "kappa": ntk["kappa"]}
 
 
-# ------------------------------------------------------------------------------ the figure
 def make_figure(args, results):
     import matplotlib.pyplot as plt
 
@@ -825,17 +817,12 @@ def make_figure(args, results):
                "004-P8: extreme ‖h_l‖ over seeds, sequences, l (band [0.9, 2])"]]
     for (i, j), ax in np.ndenumerate(axes[:2]):
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("width m")
-        if (i, j) == (1, 3):
-            ax.set_yscale("linear")
+        ax.set(yscale="linear" if (i, j) == (1, 3) else "log", xlabel="width m")
         ax.set_title(titles[i][j], fontsize=9)
         ax.legend(fontsize=7)
     stability_panels(args, results["004_stability"], axes[2])
-    fig.suptitle(f"Random initialization: medians over {args.seeds} seeds (ε_x = {args.eps_x:g} in the top row)",
-                 fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, args.out, "random_init.png")
+    return save_figure(fig, args.out, "random_init.png", title_size=10, title=f"Random initialization: medians over "
+                       f"{args.seeds} seeds (ε_x = {args.eps_x:g} in the top row)")
 
 
 def stability_panels(args, r, axes):
@@ -867,13 +854,11 @@ def stability_panels(args, r, axes):
             f"004-P15: max_l ‖h̃_l − h_l‖, N rows of [W, A] re-drawn (L = {args.lengths[-1]})"),
             ("width m", "gap j − i", "ε_x", "N/m")):
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
+        ax.set(yscale="log", xlabel=xlabel)
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
 
 
-# ------------------------------------------------------------------------------ main
 def main(argv=None):
     return run_study("random_init", parse_args, science, argv)
 

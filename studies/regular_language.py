@@ -198,16 +198,13 @@ def make_figure(args, rows):
         ax.axhline(0.5, color="gray", ls=":", label="chance")
         if lang in REPRESENTABLE:
             ax.axhline(args.min_test, color="k", ls="--", lw=0.8, label=f"P6 threshold {args.min_test:g}")
-        ax.set_ylim(0, 1.05)
         ax.set_xticks(args.widths, [str(m) for m in args.widths], minor=False)
         ax.set_xticks([], minor=True)
-        ax.set(xlabel="width m", ylabel="accuracy of sign(F_L)",
+        ax.set(ylim=(0, 1.05), xlabel="width m", ylabel="accuracy of sign(F_L)",
                title=f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
         ax.legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"Elman ReLU RNN (seed 002 init, W & A trained), Adam lr {args.lr:g}, {args.steps} steps, "
-                 f"N = {args.n_train}", fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, args.out, "accuracy_vs_width.png")
+    save_figure(fig, args.out, "accuracy_vs_width.png", title_size=10, title=f"Elman ReLU RNN (seed 002 init, W & A "
+                f"trained), Adam lr {args.lr:g}, {args.steps} steps, N = {args.n_train}")
 
 
 def main(argv=None):

@@ -123,11 +123,9 @@ def test_init_scale_checks_per_seed():
     assert len(two) == 2  # with two scales the "never decreases" check would repeat the last one
 
 
-def test_contrast_and_by_k():
+def test_by_k():
     errors = np.array([1.0, 0.8, 0.5, 0.1, 0.05, np.nan])
     ks = np.array([4, 6, 10, 12, 14, 14])
-    lo, hi, ratio = xs.contrast(errors, ks, 10)  # k = 10 left out, NaN ignored
-    assert (lo, hi, ratio) == (pytest.approx(0.9), pytest.approx(0.075), pytest.approx(12.0))
     med, mean, std = xs.by_k(errors, ks, [4, 14, 20])
     np.testing.assert_allclose(med[:2], [1.0, 0.05])
     assert np.isnan(med[2]) and std[0] == 0.0
