@@ -3,7 +3,8 @@ diagnostic — for one :class:`gflow.Trajectory` or every flow of a :class:`gflo
 
 Each function draws on ``ax`` (a new figure when None) and returns the Axes; none calls ``plt.show``, so the
 same code serves notebooks, scripts and headless studies (``fig = ax.figure; fig.savefig(...)``). Times go on a
-log axis, where the start t0 = 0 has no place: those rows are left out.
+log axis, where the start t0 = 0 has no place: those rows are left out. :func:`figure_grid` and
+:func:`label_axes` are the two steps every multi-panel figure of the studies repeats.
 
     import gflow.plot
     ax = gflow.plot.plot_loss(traj)
@@ -127,4 +128,21 @@ def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = Non
     ax.set(xlabel="lag j", ylabel="h_j", title="impulse response of the final model")
     if len(h) <= LEGEND_MAX:
         ax.legend(fontsize=8)
+    return ax
+
+
+def figure_grid(rows: int = 1, cols: int = 1, *, panel=(6.0, 4.5), **kw):
+    """``(fig, axes)`` of ``plt.subplots(rows, cols, **kw)`` with every panel ``panel`` = (width, height) inches."""
+    return plt.subplots(rows, cols, figsize=(cols * panel[0], rows * panel[1]), **kw)
+
+
+def label_axes(ax, *, legend: float | None = 8, title_size: float | None = None, **props):
+    """``ax.set(**props)`` (xlabel, ylabel, title, yscale, ylim, …), the title at font size ``title_size`` when
+    given, and a legend at font size ``legend`` (None: no legend); returns ``ax``."""
+    title = props.pop("title", None)
+    ax.set(**props)
+    if title is not None:
+        ax.set_title(title, fontsize=title_size)
+    if legend:
+        ax.legend(fontsize=legend)
     return ax

@@ -37,8 +37,8 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.plot import plot_diagnostic
-from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import figure_grid, label_axes, plot_diagnostic
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -204,6 +204,7 @@ def science(args, checks, results):
         sw = sign_swap(teacher, args)
         checks += sign_checks(sw, args)
         results["sign_swap"] = sw
+    save_trajectories(args.out, {f"eps{args.eps[i]:.0e}_seed0": t for (i, s), t in curves.items() if s == 0})
     make_figures(args, f["eps"], w0, res, curves, f["slope_tau"], f["slope_min"])
     np.savez_compressed(os.path.join(args.out, "curves.npz"),
                         **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), t in curves.items()
@@ -222,7 +223,6 @@ def sweep_eps(args, loss, w0):
     n_eps, n_seed = len(args.eps), args.seeds
     res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in FIELDS} for tol in ("default", "tight")}
     curves = {}
-    traj_dir = os.path.join(args.out, "trajectories")
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, w0, args.convention)
         models0 = student_starts(n_seed, eps, args)
@@ -232,8 +232,6 @@ def sweep_eps(args, loss, w0):
                     res[tol_name][f][i, s] = r[f]
                 if tol_name == "default":
                     curves[(i, s)] = traj
-                    if s == 0:
-                        traj.save(os.path.join(traj_dir, f"eps{eps:.0e}_seed{s}"), overwrite=True)
         for s in range(n_seed):
             print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
                   f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "

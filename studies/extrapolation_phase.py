@@ -51,7 +51,8 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser, sweep_options
+from gflow.plot import figure_grid, label_axes
+from gflow.study import check, QuickFull, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"

@@ -30,15 +30,14 @@ Example:  python studies/gd_vs_flow.py --quick --out out/gd_vs_flow
 
 from __future__ import annotations
 
-import os
-
 import equinox as eqx
 import jax
 import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import figure_grid, label_axes
+from gflow.study import check, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik et al., implicit bias of GD for temporal extrapolation)"
@@ -248,7 +247,7 @@ def science(args, checks, results):
         problem["methods"], eta_sgd = other_methods(problem, args)
         results[name] = summarize_problem(problem, args, eta_sgd, checks)
     make_figures(args, problems)
-    save_trajectories(args, problems)
+    save_trajectories(args.out, kept_trajectories(problems))
     print()
     for name in PROBLEMS:
         r = results[name]
@@ -372,15 +371,15 @@ def method_checks(problem, args, checks) -> dict:
     return table
 
 
-def save_trajectories(args, problems):
-    folder = os.path.join(args.out, "trajectories")
+def kept_trajectories(problems) -> dict:
+    """From the symmetric start of each problem: the flow, GD at the largest η, SGD and Adam, by file name."""
+    kept = {}
     for name, problem in problems.items():
         r = problem["results"]["symmetric"]
-        r["flow"].save(os.path.join(folder, f"{name}_flow"), overwrite=True)
-        r["runs"][0]["traj"].save(os.path.join(folder, f"{name}_gd_eta{r['runs'][0]['eta']:.2e}"), overwrite=True)
-        for method, traj in problem["methods"].items():
-            traj.save(os.path.join(folder, f"{name}_{method.split()[0].lower()}"
-                                   + ("_fresh" if "fresh" in method else "")), overwrite=True)
+        kept.update({f"{name}_flow": r["flow"], f"{name}_gd_eta{r['runs'][0]['eta']:.2e}": r["runs"][0]["traj"]})
+        kept.update({f"{name}_{method.split()[0].lower()}" + ("_fresh" if "fresh" in method else ""): traj
+                     for method, traj in problem["methods"].items()})
+    return kept
 
 
 def make_figures(args, problems):

@@ -69,7 +69,8 @@ import numpy as np
 import gflow
 from gflow import GflowInputError, initializers, teachers
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import figure_grid, label_axes
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 SOURCE_001 = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
@@ -318,7 +319,7 @@ def run_a(args, teacher, x_test, y_test, scale, k, seed, memory):
                                    key=jax.random.key(3000 + seed), save_at=12, progress=False,
                                    config={"study": "gru_extrapolation", "part": "A", "k_g": k, "seed": seed,
                                            "teacher_memory": memory})
-    traj.save(os.path.join(args.out, "trajectories", f"gru_m{memory}_k{k}_s{seed}"), overwrite=True)
+    save_trajectories(args.out, {f"gru_m{memory}_k{k}_s{seed}": traj})
     y = _outputs(traj.final, x_test)
     errors = linf_errors(y, y_test, k, scale)
     return {"k": k, "seed": seed, "status": traj.status, "final_loss": float(traj.loss[-1]),

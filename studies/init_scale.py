@@ -32,7 +32,8 @@ import numpy as np
 
 import extrapolation_sweeps as xs
 from gflow import analysis as an
-from gflow.study import figure_grid, QuickFull, run_study, save_figure, study_parser, sweep_options
+from gflow.plot import figure_grid
+from gflow.study import QuickFull, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"

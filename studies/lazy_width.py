@@ -82,6 +82,7 @@ import gflow
 # noqa: E402
 from gflow import analysis as an, GflowInputError
 from gflow.objectives import nonlinear_teachers as nt
+from gflow.plot import figure_grid, label_axes
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
@@ -593,9 +594,8 @@ def gap_panel(ax, all_rows):
         ax.plot(ms, [np.median([r["generalization_gap"] / r["label_energy"] for r in rows[m]]) for m in ms], "o-",
                 color=COLORS[setting], label=f"{setting}: median")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("width m")
-    ax.set_title("generalization gap (E_D Obj − E_Z Obj) / E_Z Σ y² (004 P6, 002 P5)", fontsize=9)
-    ax.legend(fontsize=7)
+    label_axes(ax, xlabel="width m", title="generalization gap (E_D Obj − E_Z Obj) / E_Z Σ y² (004 P6, 002 P5)",
+               title_size=9, legend=7)
 
 
 def position_panel(ax, all_rows):
@@ -609,15 +609,12 @@ def position_panel(ax, all_rows):
         ax.plot(r["positions"], np.asarray(r["position_loss_final"]) / np.asarray(r["position_loss_initial"]), ".-",
                 color=COLORS["004"], alpha=0.5)
     ax.axhline(POSITION_RATIO_MAX, ls=":", color="gray", label=f"004-P12 bar {POSITION_RATIO_MAX:g}")
-    ax.set(yscale="log", xticks=rows[m][0]["positions"], xlabel="output position j")
-    ax.set_title(f"004, m = {m}: final / initial training loss per position (P12), one line per seed", fontsize=9)
-    ax.legend(fontsize=7)
+    label_axes(ax, yscale="log", xticks=rows[m][0]["positions"], xlabel="output position j", title_size=9, legend=7,
+               title=f"004, m = {m}: final / initial training loss per position (P12), one line per seed")
 
 
 def make_figure(args, all_rows, results):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 4, figsize=(24, 9.5))
+    fig, axes = figure_grid(2, 4, panel=(6, 4.75))
     ws = np.asarray(args.widths, float)
     for ax, (key, title) in zip(axes[:, :3].flat, PANELS):
         for setting, rows in all_rows.items():
@@ -646,8 +643,7 @@ def make_figure(args, all_rows, results):
                 f = results[setting]["fits"][key]
                 ax.plot(ws, f["medians"][0] * (ws / f["widths"][0]) ** rate, ls, color="gray", lw=1.2, label=text)
         ax.set_xscale("log", base=2)
-        ax.set(yscale="log", xlabel="width m", ylabel=title, title=title)
-        ax.legend(fontsize=7)
+        label_axes(ax, yscale="log", xlabel="width m", ylabel=title, title=title, legend=7)
     gap_panel(axes[0, 3], all_rows)
     position_panel(axes[1, 3], all_rows)
     axes[0, 0].set_title("movement (004/002: √m‖θ−θ0‖_F, 003: √m max_i‖ΔΘ_i‖; dashed: per-neuron for 004/002)",

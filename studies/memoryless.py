@@ -45,16 +45,14 @@ Example:  python studies/memoryless.py --quick --out out/memoryless
 
 from __future__ import annotations
 
-import os
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.plot import plot_diagnostic, plot_loss
-from gflow.study import check, figure_grid, label_axes, over_seeds, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import figure_grid, label_axes, plot_diagnostic, plot_loss
+from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
@@ -758,11 +756,11 @@ def science(args, checks, results):
     gen_runs, _ = parts_d_e_f(args, teacher, checks, results)
     qs, curves = part_lemma63(args, teacher, checks, results)
     part_g(args, teacher, checks, results)
-    traj_dir = os.path.join(args.out, "trajectories")
-    for name in (f"k{args.k}_sigma{args.sigmas[0]:g}_s0", f"k2_sigma{args.sigmas[-1]:g}_s0"):
-        sym_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
-    for name in ("residual_s0", f"fig4_identity_eps{min(args.fig4_eps):g}_s0", f"fig4_iid_eps{min(args.fig4_eps):g}_s0"):
-        gen_runs[name].save(os.path.join(traj_dir, name), overwrite=True)
+    eps = min(args.fig4_eps)
+    save_trajectories(args.out, {**{n: sym_runs[n] for n in (f"k{args.k}_sigma{args.sigmas[0]:g}_s0",
+                                                             f"k2_sigma{args.sigmas[-1]:g}_s0")},
+                                 **{n: gen_runs[n] for n in ("residual_s0", f"fig4_identity_eps{eps:g}_s0",
+                                                             f"fig4_iid_eps{eps:g}_s0")}})
     make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves)
 
 

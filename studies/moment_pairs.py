@@ -26,15 +26,13 @@ Example:  python studies/moment_pairs.py --quick --out out/moment_pairs
 
 from __future__ import annotations
 
-import os
-
 import jax
 import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.plot import plot_impulse_response
-from gflow.study import check, figure_grid, label_axes, QuickFull, run_study, save_figure, study_parser
+from gflow.plot import figure_grid, label_axes, plot_impulse_response
+from gflow.study import check, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -199,7 +197,7 @@ def part_1_flows(args, T1, T2, h_gap, checks, results):
                 "support_size": an.effective_support_size(m), "steps": traj.stats["steps"]}
             if tol_name == "default":
                 flows[(k, name)] = traj
-                traj.save(os.path.join(args.out, "trajectories", f"k{k}_{name}"), overwrite=True)
+                save_trajectories(args.out, {f"k{k}_{name}": traj})
     for k, name, _, _ in jobs:
         r = flow_res[(k, name, "default")]
         print(f"  k={k} teacher {name}: L={r['final_loss']:.2e}, tail error vs T1 {r['tail_T1']:.3e}, vs T2 "

@@ -75,6 +75,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.analysis import empirical_ntk
+from gflow.plot import figure_grid
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SRC002 = "seed 002 (Panigrahi & Goyal 2021)"
@@ -778,9 +779,7 @@ def part_c_checks(args, ntk, checks, results):
 
 
 def make_figure(args, results):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(3, 4, figsize=(21, 14))
+    fig, axes = figure_grid(3, 4, panel=(5.25, 14 / 3))
     ms = np.asarray(args.widths, float)
     r2, r4, r3 = results["002"], results["004"], results["003"]
     main = r2["median_over_seeds"][f"{args.eps_x:g}"]

@@ -38,6 +38,7 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.objectives import TOKEN_DIM
+from gflow.plot import figure_grid
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
@@ -185,9 +186,7 @@ def make_checks(args, per_seed) -> list[dict]:
 
 
 def make_figure(args, rows):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(args.languages), figsize=(5 * len(args.languages), 4.2), squeeze=False)
+    fig, axes = figure_grid(1, len(args.languages), panel=(5, 4.2), squeeze=False)
     for ax, lang in zip(axes[0], args.languages):
         for split, style in (("train", "o--"), ("test", "s-")):
             med = [np.median([r[split] for r in rows if r["language"] == lang and r["m"] == m]) for m in args.widths]

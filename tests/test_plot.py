@@ -104,3 +104,15 @@ def test_options_label_color_linear_time_and_entry(traj, batch, teacher):
     student, _ = _data_lines(ax)
     assert student.get_label() == "k = 4" and student.get_marker() == "x" and student.get_linestyle() == ":"
     assert not ax.patches
+
+
+def test_figure_grid_and_label_axes():
+    fig, axes = gflow.plot.figure_grid(2, 3, panel=(4, 2))
+    assert axes.shape == (2, 3) and tuple(fig.get_size_inches()) == (12, 4)
+    ax = axes[0, 0]
+    ax.plot([1, 2], [1, 3], label="a")
+    assert gflow.plot.label_axes(ax, xlabel="x", yscale="log", title="T", title_size=7) is ax
+    assert (ax.get_xlabel(), ax.get_yscale(), ax.get_title()) == ("x", "log", "T")
+    assert ax.title.get_fontsize() == 7 and ax.get_legend() is not None
+    gflow.plot.label_axes(axes[0, 1], legend=None)
+    assert axes[0, 1].get_legend() is None

@@ -4,10 +4,11 @@ exit code; the atomic JSON writer and the provenance-checked result cache (gflow
 import json
 import os
 
+import jax
 import pytest
 
 import gflow
-from gflow.study import check, QuickFull, run_study, study_parser
+from gflow.study import check, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 
 def _parser(**kw):
@@ -93,3 +94,18 @@ def test_cached_json_reuses_only_the_same_identity_and_code(tmp_path):
     with open(path, "w") as f:
         f.write("{truncated")
     assert cached(path, {"a": 2}, {"gflow": "h2"}, compute) == ({"value": 4}, "incomplete or corrupt")
+
+
+def test_save_figure_and_trajectories(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    path = save_figure(fig, str(tmp_path), "f.png", title="overall")
+    assert path == str(tmp_path / "f.png") and (tmp_path / "f.png").stat().st_size > 0
+    assert not plt.fignum_exists(fig.number) and fig._suptitle.get_text() == "overall"
+    traj = gflow.solve_flow(gflow.PopulationLoss(gflow.teachers.memoryless(1.0), 2),
+                            gflow.initializers.gaussian(jax.random.key(0), 2, scale=0.1), 1.0, save_at=3,
+                            progress=False)
+    save_trajectories(str(tmp_path), {"a": traj})
+    save_trajectories(str(tmp_path), {"a": traj})  # an earlier run's is replaced
+    assert gflow.Trajectory.load(str(tmp_path / "trajectories" / "a")).ts.shape == traj.ts.shape

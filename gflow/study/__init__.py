@@ -4,10 +4,11 @@ bootstrap interval), summary.json, the committed result file for VALIDATION.md, 
 source papers' predictions (docs/design.md, "Studies"; issue 15)."""
 
 from ._check import check as check, exit_code as exit_code, over_seeds as over_seeds
-from ._figures import figure_grid as figure_grid, label_axes as label_axes, save_figure as save_figure
 from ._harness import (
     print_checks as print_checks,
     run_study as run_study,
+    save_figure as save_figure,
+    save_trajectories as save_trajectories,
     write_summary as write_summary,
 )
 from ._parser import (

@@ -1,6 +1,6 @@
 """What every study's run shares around its science (:func:`run_study`): the output folder, the clock, the
-summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), check printing
-and the exit code."""
+summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), the
+trajectories and figures kept beside it, check printing and the exit code."""
 
 from __future__ import annotations
 
@@ -64,3 +64,21 @@ def print_checks(checks: list[dict]) -> None:
 def _fmt(v):
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
+
+def save_trajectories(out: str, trajectories: dict) -> None:
+    """Write each trajectory of ``{name: trajectory}`` to ``out/trajectories/<name>`` (replacing an earlier run's)."""
+    for name, traj in trajectories.items():
+        traj.save(os.path.join(out, "trajectories", name), overwrite=True)
+
+
+def save_figure(fig, out: str, name: str, *, title: str | None = None, title_size: float | None = None) -> str:
+    """Lay ``fig`` out (room left for ``title`` above the panels), write ``out/name`` at 130 dpi, close it."""
+    import matplotlib.pyplot as plt
+
+    if title is not None:
+        fig.suptitle(title, fontsize=title_size)
+    fig.tight_layout(rect=(0, 0, 1, 0.96) if title is not None else None)
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    return path
