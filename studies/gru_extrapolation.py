@@ -446,13 +446,9 @@ def _b_teacher(args, teacher_name):
 
 def _b_jobs(args):
     """(arch, teacher name, mode) of every part B run."""
-    jobs = []
-    for arch in args.archs:
-        for teacher_name in ("memoryless", f"dT{args.fig2_dT}"):
-            for mode in ("normal", "adversarial"):
-                jobs.append((arch, teacher_name, mode))
-        jobs += [(arch, f"dT{d}", "normal") for d in args.dT if d != args.fig2_dT]
-    return jobs
+    return [job for arch in args.archs
+            for job in [(arch, t, mode) for t in ("memoryless", f"dT{args.fig2_dT}") for mode in ("normal", "adversarial")]
+            + [(arch, f"dT{d}", "normal") for d in args.dT if d != args.fig2_dT]]
 
 
 def _b_config(args, arch, teacher_name, mode):
@@ -486,11 +482,8 @@ def _b_linear_batch(args, jobs):
         models.append(initializers.xavier(jax.random.key(4000 + args.seed1), d))
     trajs = gflow.solve_flows(losses, models, args.t1, rtol=1e-8, save_at=40, stop_loss=1e-20, progress=False,
                               config={"study": "gru_extrapolation", "part": "B"})
-    out = {}
-    for (arch, teacher_name, mode), traj in zip(jobs, trajs):
-        out[(arch, teacher_name, mode)] = _b_evaluate(args, traj.final, _b_teacher(args, teacher_name), traj.status,
-                                                      float(traj.loss[-1]), {"t_end": float(traj.ts[-1])})
-    return out
+    return {job: _b_evaluate(args, traj.final, _b_teacher(args, job[1]), traj.status, float(traj.loss[-1]),
+                             {"t_end": float(traj.ts[-1])}) for job, traj in zip(jobs, trajs)}
 
 
 def _b_nonlinear(args, arch, teacher_name, mode):
