@@ -275,3 +275,11 @@ def test_the_empirical_losses_check_their_sampling_key():
         gflow.objectives.EmpiricalLoss.from_teacher(0, teachers.delay(2), 4, 3)
     with pytest.raises(GflowInputError, match="`key` must be a JAX PRNG key"):
         gflow.objectives.SampleLoss.from_teacher(0, teachers.delay(2), 4, 3)
+
+
+def test_linear_rnn_refuses_a_key_or_text_by_name():
+    """LinearRNN takes arrays: a PRNG key (an initializer's arguments) or a string is named, not a JAX TypeError."""
+    with pytest.raises(GflowInputError, match="`A` is a JAX PRNG key.*gflow.initializers"):
+        gflow.LinearRNN(jax.random.key(0), 3, 3)
+    with raises_naming("B"):
+        gflow.LinearRNN(np.eye(3), "ones", np.ones(3))

@@ -31,6 +31,17 @@ def test_quick_full_defaults_resolve_after_parsing_and_fill_the_help():
     assert "(default: 10; --quick: 4)" in text and "(default: 64 128; --quick: 8)" in text
 
 
+def test_help_shows_each_default_once():
+    """argparse's "(default: …)" is left out where the help states its own default, or the default is None."""
+    p = _parser()
+    p.add_argument("--pair", type=int, nargs=2, default=None, help="lengths (default: the paper's 30 60)")
+    p.add_argument("--solver", default=None, help="solver name")
+    text = " ".join(p.format_help().split())
+    assert "(default: the paper's 30 60)" in text and "(default: None)" not in text
+    assert text.count("(default: validation/results of this checkout)") == 1 and os.getcwd() not in text
+    assert "(default: 5)" in text  # an ordinary default is still shown
+
+
 def test_argument_errors_name_the_flag_and_exit_through_argparse(capsys):
     def validate(args):
         gflow.study.require_positive(args, "teacher_dim", "widths")
@@ -63,6 +74,20 @@ def test_run_study_writes_the_summary_and_returns_the_exit_code(tmp_path, capsys
     assert summary["results"] == {"x": [1.5, "nan"]} and not summary["all_passed"] and summary["sanity_passed"]
     assert "wrote" in capsys.readouterr().out
     assert run_study("toy", parse_args, science, ["--quick", "--seeds", "1", "--out", out, "--record", ""]) == 1
+
+
+def test_ctrl_c_in_a_study_is_one_line_and_exit_code_130(tmp_path, capsys):
+    """Ctrl-C inside a study's science (here: in a sweep, whose message says what it kept) ends the run with one line
+    and the shell's code for SIGINT, and writes no summary.json."""
+
+    def science(args, checks, results):
+        raise KeyboardInterrupt("interrupted: 2 of 6 runs kept in /x, rerun the same call to resume")
+
+    out = str(tmp_path / "toy")
+    code = run_study("toy", lambda argv: _parser().parse_args(argv), science, ["--quick", "--out", out, "--record", ""])
+    assert code == 130 and not os.path.exists(os.path.join(out, "summary.json"))
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("toy: interrupted: 2 of 6 runs kept") and "Traceback" not in printed
 
 
 def test_write_json_atomic_leaves_no_temporary_file(tmp_path):

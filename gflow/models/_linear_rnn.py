@@ -21,6 +21,18 @@ STRUCTURES = ("general", "symmetric", "diagonal")
 SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
 
 
+def _parameter(name: str, x) -> jax.Array:
+    """``x`` as a float64 array; a PRNG key (the arguments of an initializer) or a non-numeric value is refused by
+    name."""
+    if isinstance(x, (jax.Array, np.ndarray)) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        raise GflowInputError(f"`{name}` is a JAX PRNG key: LinearRNN(A, B, C) takes the arrays themselves; draw a "
+                              "random model with gflow.initializers (e.g. initializers.gaussian(key, d, scale=0.1))")
+    try:
+        return jnp.asarray(x, dtype=jnp.result_type(float))
+    except (TypeError, ValueError):
+        raise GflowInputError(f"`{name}` must be a real array, got {type(x).__name__}") from None
+
+
 def _check_finite(name, x):
     if not is_traced(x) and not bool(np.all(np.isfinite(np.asarray(x)))):
         raise GflowInputError(f"`{name}` contains non-finite values (NaN or inf)")
@@ -62,9 +74,7 @@ class LinearRNN(AbstractRNN):
 
     def __init__(self, A, B, C, structure: str = "general", parameterization: str | None = None):
         one_of("structure", structure, STRUCTURES)
-        A = jnp.asarray(A, dtype=jnp.result_type(float))
-        B = jnp.asarray(B, dtype=jnp.result_type(float))
-        C = jnp.asarray(C, dtype=jnp.result_type(float))
+        A, B, C = _parameter("A", A), _parameter("B", B), _parameter("C", C)
         for name, x in (("A", A), ("B", B), ("C", C)):
             _check_finite(name, x)
         if B.ndim not in (1, 2):
@@ -80,7 +90,8 @@ class LinearRNN(AbstractRNN):
             parameterization = one_of("parameterization", parameterization or "diagonal", ("diagonal",))
         elif structure == "general":
             if A.shape != (d, d):
-                raise GflowInputError(f"general structure: `A` must have shape ({d}, {d}), got {A.shape}")
+                raise GflowInputError(f"general structure: `A` must have shape ({d}, {d}) (d = {d} from B {B.shape}), "
+                                      f"got {A.shape}")
             parameterization = one_of("parameterization", parameterization or "full", ("full",))
         else:
             parameterization = one_of(

@@ -11,12 +11,15 @@ from ..results import jsonable, package_versions, provenance, write_json_atomic
 from ._check import exit_code, KINDS
 from ._record import record_result
 
+INTERRUPTED = 130  # the exit code of a study stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+
 
 def run_study(name: str, parse_args, science, argv=None) -> int:
     """A study's start and end around its science: parse ``argv`` with ``parse_args`` (an argument error exits
     through argparse), create ``--out``, start the clock, call ``science(args, checks, results)`` — it appends its
     checks, fills ``results`` and may return entries that extend the configuration in summary.json — then write
-    summary.json (and a full run's result record), print the checks and return the exit code (:func:`exit_code`).
+    summary.json (and a full run's result record), print the checks and return the exit code (:func:`exit_code`;
+    ``INTERRUPTED`` after Ctrl-C, with one line instead of a traceback).
     Figures use matplotlib's Agg backend. A script's ``main(argv=None)`` is
     ``return run_study("<study>", parse_args, science, argv)``."""
     started = time.time()
@@ -26,7 +29,11 @@ def run_study(name: str, parse_args, science, argv=None) -> int:
 
     matplotlib.use("Agg")  # figures go to files, never to a window
     checks, results = [], {}
-    config = {**vars(args), **(science(args, checks, results) or {})}
+    try:
+        config = {**vars(args), **(science(args, checks, results) or {})}
+    except KeyboardInterrupt as e:  # Ctrl-C: one line, not a traceback; a sweep's message says what it kept
+        print(f"\n{name}: {e or 'interrupted'}; no summary.json written (rerun the same command to resume)")
+        return INTERRUPTED
     summary = write_summary(args.out, name, config, checks, results, started)
     print_checks(checks)
     print(f"wrote {args.out}/summary.json and figures in {time.time() - started:.1f} s")

@@ -11,6 +11,16 @@ from ._quick_full import QuickFull, resolve_quick_full
 from ._record import default_results_dir, note_code_at_start
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's "(default: …)" suffix, except where the help text already says its default or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default is None or "default" in text.lower():
+            return text
+        return super()._get_help_string(action)
+
+
 class StudyParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that, after parsing, resolves :class:`QuickFull` defaults and runs ``validate(args)``:
     a :class:`GflowInputError` it raises (its message names the flag) exits like any argparse error."""
@@ -51,7 +61,7 @@ def study_parser(doc: str, out: str, out_help: str, quick_help: str, *, validate
     ``--out`` (default ``out``), ``--quick`` and ``--record``; notes the study's code hash as it starts.
     ``validate(args)`` checks the parsed arguments (raise :class:`GflowInputError` naming the flag)."""
     note_code_at_start()
-    p = StudyParser(description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    p = StudyParser(description=doc.split("\n\n")[0], formatter_class=_DefaultsHelpFormatter,
                     validate=validate)
     p.add_argument("--out", default=out, help=out_help)
     p.add_argument("--quick", action="store_true",
