@@ -73,5 +73,5 @@ def test_load_model_names_a_broken_model_file(tmp_path):
 def test_a_missing_folder_is_named(tmp_path):
     with pytest.raises(GflowInputError, match=r"'.*nowhere' is not a folder"):
         gflow.load_trajectory(str(tmp_path / "nowhere"))
-    with pytest.raises(FileNotFoundError, match="model.json"):  # a folder without the files: the OS names the file
+    with pytest.raises(GflowInputError, match=r"holds no saved model \(model.json and model.npz\)"):
         load_model(str(tmp_path))

@@ -120,6 +120,9 @@ def load_model(folder: str, stem: str = "model"):
             f"once with gflow.results.convert_legacy({folder!r}, trust_pickle=True).")
     if not os.path.isdir(folder):
         raise GflowInputError(f"{folder!r} is not a folder: pass the folder a model or trajectory was saved to")
+    if not os.path.exists(json_path):
+        raise GflowInputError(f"{folder!r} holds no saved model ({stem}.json and {stem}.npz): pass the folder that "
+                              "gflow.results.save_model or Trajectory.save wrote")
     skeleton = read_json(json_path)
     if not isinstance(skeleton, dict) or skeleton.get("format") != FORMAT or "tree" not in skeleton:
         raise GflowInputError(f"{json_path} is not a gflow model file (format {FORMAT!r})")
