@@ -59,3 +59,49 @@ def test_token_pattern():
     assert _named_paths("validation/results/<study>.json and bench/results/*orders*.json.") == {
         "bench/results/*orders*.json"
     }
+
+
+# a dotted gflow name (gflow.sweep.load_sweep, gflow.flow.SolveOptions), not inside a path or a longer name
+NAME = re.compile(r"(?<![\w/.-])(gflow(?:\.[A-Za-z_]\w*)+)")
+FILE_SUFFIXES = ("md", "py", "json", "npz", "png", "toml", "txt")
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``gflow.a.b`` is an attribute chain from the package, importing submodules on the way."""
+    import importlib
+
+    parts = dotted.split(".")
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], 2):
+        if not hasattr(obj, part):
+            try:
+                importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                return False
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+def test_named_gflow_apis_exist():
+    """Every ``gflow.x.y`` the README or the docs name can be reached from the package (issue 25's review found
+    ``gflow.load_sweep``, which is ``gflow.sweep.load_sweep``)."""
+    missing, checked = [], 0
+    for source in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            for dotted in sorted(set(NAME.findall(line))):
+                if dotted.rsplit(".", 1)[-1] in FILE_SUFFIXES:
+                    continue
+                checked += 1
+                if not _resolves(dotted):
+                    missing.append(f"{source.relative_to(ROOT)}:{number}: {dotted}")
+    assert checked > 30, f"the scan found only {checked} names: the pattern is broken"
+    assert not missing, "gflow names in the README or the docs that do not exist:\n  " + "\n  ".join(missing)
+
+
+def test_name_pattern():
+    assert NAME.findall("use `gflow.sweep.load_sweep(out)`, docs/api/gflow.md, gflow.md and gflow.LinearRNN.") == [
+        "gflow.sweep.load_sweep", "gflow.md", "gflow.LinearRNN"]  # a path's tail is not a name; gflow.md is skipped
+    assert _resolves("gflow.sweep.load_sweep") and _resolves("gflow.flow.SolveOptions")
+    assert not _resolves("gflow.load_sweep")
