@@ -343,7 +343,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
                                        ("rho_min", slope_min, "s", "min_t ρ_bal")):
         ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
         ax.loglog(eps, np.median(d[name], axis=1), marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
-    ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label="bound O(ε^{1/2})")
+    ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label=r"bound $O(\varepsilon^{1/2})$")
     label_axes(ax, xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
 
     ax = axes[1, 0]
@@ -355,7 +355,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
         rate = an.early_phase_rate(name.split("_")[0], w0, args.convention)
         early = traj.ts <= tau
         ax.semilogy(traj.ts[early], traj.diagnostics[name][0] * np.exp(rate * traj.ts[early]), "k:" if color == "C0"
-                    else "k--", label=f"e^{{{rate:+g} t}}")
+                    else "k--", label=f"$e^{{{rate:+g} t}}$")
     ax.axvline(tau, color="gray", lw=0.8)
     label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="",
                title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
@@ -367,7 +367,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
         ax.axhline(rtol, color="gray", lw=0.8, ls=":")
     label_axes(ax, xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
     save_figure(fig, args.out, "balance_limit.png", title=f"Near-zero init → balancedness (seed 000 Prop. 9): general "
-                f"student d={args.d}, balanced teacher d̂={args.teacher_dim}, k={args.k}")
+                f"student d={args.d}, balanced teacher $\\hat{{d}}$={args.teacher_dim}, k={args.k}")
 
 
 if __name__ == "__main__":

@@ -79,12 +79,12 @@ def save_trajectories(out: str, trajectories: dict) -> None:
 
 
 def save_figure(fig, out: str, name: str, *, title: str | None = None, title_size: float | None = None) -> str:
-    """Lay ``fig`` out (room left for ``title`` above the panels), write ``out/name`` at 130 dpi, close it."""
+    """Lay ``fig`` out (``title`` right above the panels), write ``out/name`` at 130 dpi, close it."""
     import matplotlib.pyplot as plt
 
-    if title is not None:
-        fig.suptitle(title, fontsize=title_size)
-    fig.tight_layout(rect=(0, 0, 1, 0.96) if title is not None else None)
+    fig.tight_layout()
+    if title is not None:  # just above the panels: the tight bounding box below grows to hold it, without a gap
+        fig.suptitle(title, fontsize=title_size, y=1.0, va="bottom")
     path = os.path.join(out, name)
     fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
