@@ -88,6 +88,13 @@ def test_ctrl_c_in_a_study_is_one_line_and_exit_code_130(tmp_path, capsys):
     assert code == 130 and not os.path.exists(os.path.join(out, "summary.json"))
     printed = capsys.readouterr().out.strip()
     assert printed.startswith("toy: interrupted: 2 of 6 runs kept") and "Traceback" not in printed
+    assert printed.count("rerun") == 1
+
+    def bare(args, checks, results):  # Ctrl-C outside a sweep: no message of its own
+        raise KeyboardInterrupt
+
+    assert run_study("toy", lambda argv: _parser().parse_args(argv), bare, ["--out", out, "--record", ""]) == 130
+    assert capsys.readouterr().out.strip() == "toy: interrupted; no summary.json written (rerun the same command)"
 
 
 def test_write_json_atomic_leaves_no_temporary_file(tmp_path):

@@ -187,6 +187,6 @@ def test_dask_executor_bad_input(monkeypatch):
         with gflow.sweep.dask_executor(""):
             pass
     monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # as if the extra were not installed
-    with pytest.raises(gflow.GflowInputError, match=r'pip install "gflow\[distributed\]"'):
+    with pytest.raises(gflow.GflowInputError, match=r'pip install -c constraints.txt -e "\.\[distributed\]"'):
         with gflow.sweep.dask_executor("local:2"):
             pass

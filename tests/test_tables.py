@@ -84,5 +84,5 @@ def test_bad_input_and_a_missing_extra(out, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", without_pandas)
-    with pytest.raises(ImportError, match=r'sweep tables need pandas.*pip install "gflow\[tables\]"'):
+    with pytest.raises(ImportError, match=r'sweep tables need pandas.*pip install -c constraints.txt -e "\.\[tables\]"'):
         sweep_table(out)

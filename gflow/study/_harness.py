@@ -32,7 +32,8 @@ def run_study(name: str, parse_args, science, argv=None) -> int:
     try:
         config = {**vars(args), **(science(args, checks, results) or {})}
     except KeyboardInterrupt as e:  # Ctrl-C: one line, not a traceback; a sweep's message says what it kept
-        print(f"\n{name}: {e or 'interrupted'}; no summary.json written (rerun the same command to resume)")
+        said = str(e) or "interrupted"  # a bare Ctrl-C has no message
+        print(f"\n{name}: {said}; no summary.json written" + ("" if "rerun" in said else " (rerun the same command)"))
         return INTERRUPTED
     summary = write_summary(args.out, name, config, checks, results, started)
     print_checks(checks)

@@ -14,7 +14,7 @@ import re
 
 from .._checks import GflowInputError
 
-INSTALL_HINT = 'pip install "gflow[distributed]"'
+INSTALL_HINT = 'pip install -c constraints.txt -e ".[distributed]" (in the gflow checkout)'
 
 
 def _distributed():

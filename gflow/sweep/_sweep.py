@@ -163,7 +163,7 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
       every worker sees. The driver fixes each group's ``atol``, padding and program size, so the results are
       bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by
       the executor (Dask does); runs it had finished are kept. ``batch_size`` sets the task size: choose it so that
-      there are a few tasks per worker. Tested with Dask distributed (``pip install "gflow[distributed]"``).
+      there are a few tasks per worker. Tested with Dask distributed (``pip install -c constraints.txt -e ".[distributed]"``).
     - Provenance: every run records the code that made it (``run.json``: gflow's source hash, the source hashes of
       ``build`` and ``record``, git commit and dirty flag, packages, command, device). A run on disk made by other
       gflow code, another ``build`` or (when ``record`` is given) another ``record`` is recomputed, and the sweep

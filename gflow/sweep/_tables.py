@@ -7,7 +7,7 @@ Both take what :func:`gflow.sweep.run_sweep` or :func:`gflow.sweep.load_sweep` r
     data = sweep_dataset("out/sweep")            # loss, t and every recorded array over (run, save)
     data.loss.where(data.k == 8)
 
-pandas and xarray are an optional extra (``pip install "gflow[tables]"``), imported only when a table is asked for.
+pandas and xarray are an optional extra (``pip install -c constraints.txt -e ".[tables]"`` in the checkout), imported only when a table is asked for.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _require(module: str):
         return __import__(module)
     except ImportError:
         raise ImportError(f"sweep tables need {module}, which gflow does not install by default: "
-                          'pip install "gflow[tables]"') from None
+                          'pip install -c constraints.txt -e ".[tables]" (in the gflow checkout)') from None
 
 
 def _runs(runs) -> list[SweepRun]:
