@@ -40,15 +40,20 @@ def _exists(token: str) -> bool:
     return (ROOT / token).exists()
 
 
-def test_named_paths_exist():
-    missing = []
-    checked = 0
-    for source in _sources():
+def _scan(sources, named, exists) -> tuple[int, list[str]]:
+    """(how many names were checked, "file:line: name" of each that does not exist) over ``sources``' lines."""
+    missing, checked = [], 0
+    for source in sources:
         for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
-            for token in sorted(_named_paths(line)):
+            for name in sorted(named(line)):
                 checked += 1
-                if not _exists(token):
-                    missing.append(f"{source.relative_to(ROOT)}:{number}: {token}")
+                if not exists(name):
+                    missing.append(f"{source.relative_to(ROOT)}:{number}: {name}")
+    return checked, missing
+
+
+def test_named_paths_exist():
+    checked, missing = _scan(_sources(), _named_paths, _exists)
     assert checked > 50, f"the scan found only {checked} paths: the token pattern is broken"
     assert not missing, "paths named in the docs, the README or the code that do not exist:\n  " + "\n  ".join(missing)
 
@@ -64,6 +69,10 @@ def test_token_pattern():
 # a dotted gflow name (gflow.sweep.load_sweep, gflow.flow.SolveOptions), not inside a path or a longer name
 NAME = re.compile(r"(?<![\w/.-])(gflow(?:\.[A-Za-z_]\w*)+)")
 FILE_SUFFIXES = ("md", "py", "json", "npz", "png", "toml", "txt")
+
+
+def _named_apis(line: str) -> set[str]:
+    return {name for name in NAME.findall(line) if name.rsplit(".", 1)[-1] not in FILE_SUFFIXES}
 
 
 def _resolves(dotted: str) -> bool:
@@ -87,15 +96,7 @@ def _resolves(dotted: str) -> bool:
 def test_named_gflow_apis_exist():
     """Every ``gflow.x.y`` the README or the docs name can be reached from the package (issue 25's review found
     ``gflow.load_sweep``, which is ``gflow.sweep.load_sweep``)."""
-    missing, checked = [], 0
-    for source in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
-        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
-            for dotted in sorted(set(NAME.findall(line))):
-                if dotted.rsplit(".", 1)[-1] in FILE_SUFFIXES:
-                    continue
-                checked += 1
-                if not _resolves(dotted):
-                    missing.append(f"{source.relative_to(ROOT)}:{number}: {dotted}")
+    checked, missing = _scan([ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))], _named_apis, _resolves)
     assert checked > 30, f"the scan found only {checked} names: the pattern is broken"
     assert not missing, "gflow names in the README or the docs that do not exist:\n  " + "\n  ".join(missing)
 
