@@ -33,6 +33,11 @@ on --problems (R1 R2 R3 R5; the engine as it was before, the θ-only control and
 relative error of L at L = 1e-8 … 1e-20 on R1 and on seed 000's fig3a flow, and the wall time each control needs to
 resolve L ≈ 1e-14 to 1 % on the fig3a flow (bench/_descent.py).
 
+--discrete-batch (issue 26) replaces the baselines by batched discrete runs against one-by-one runs, warm, in one
+process (bench/_discrete_batch.py): --gd-runs R1-size GD runs (default 64 × 5000 steps, best of 3) and
+--gru-students GRU students of width 100 with Adam (default 30 × 200 steps, k_g 30, minibatches of 100); wall,
+steps/s and their ratio.
+
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
@@ -59,6 +64,7 @@ import numpy as np
 
 import _baselines as B
 import _descent as D
+import _discrete_batch as DB
 import _orders as O
 import _problems as P
 import gflow
@@ -464,9 +470,20 @@ def main(argv=None):
     ap.add_argument("--descent", action="store_true",
                     help="issue 24 instead of the baselines: cost of the descent guard and of the loss-resolving "
                          "control on --problems, and the loss each control resolves on R1 and fig3a")
+    ap.add_argument("--discrete-batch", action="store_true",
+                    help="issue 26 instead of the baselines: batched GD/Adam runs (gflow.discrete.run_gd_batch, "
+                         "run_adam_batch) against one by one: --gd-runs R1-size GD runs and --gru-students GRU "
+                         "students (width 100, k_g 30, batch 100) with Adam")
+    ap.add_argument("--gd-runs", type=int, default=64, help="R1-size GD runs of --discrete-batch (default 64)")
+    ap.add_argument("--gd-steps", type=int, default=None, help="steps per GD run (default 5000, --quick 500)")
+    ap.add_argument("--gru-students", type=int, default=30,
+                    help="GRU students of --discrete-batch (default 30; 0 skips them)")
+    ap.add_argument("--gru-steps", type=int, default=None, help="Adam steps per GRU student (default 200, --quick 20)")
     args = ap.parse_args(argv)
     if args.descent:
         return run_descent(args)
+    if args.discrete_batch:
+        return run_discrete_batch(args)
     args.budget = args.budget if args.budget is not None else (4.0 if args.quick else 120.0)
     args.problems = args.problems or (["R1", "R2", "R4"] if args.quick else ["R1", "R2", "R4", "R3", "R5"])
     args.r4_flows = args.r4_flows or (3 if args.quick else 64)
@@ -540,6 +557,27 @@ def run_descent(args):
         results["resolution"].append(D.resolution(label, loss, model0, t1, solver, log, time_to_resolve=timed))
         if args.json:
             write_json(args, results, [], _now() - started, partial=True)
+    log(f"\ntotal wall time: {_now() - started:.1f} s")
+    if args.json:
+        write_json(args, results, [], _now() - started)
+        log(f"wrote {args.json}")
+
+
+def run_discrete_batch(args):
+    """Issue 26's measurement of batched discrete runs (bench/_discrete_batch.py), one process."""
+    started = _now()
+    gd_steps = args.gd_steps or (500 if args.quick else 5000)
+    gru_steps = args.gru_steps or (20 if args.quick else 200)
+    log(f"gflow bench --discrete-batch: device {jax.devices()[0]}, {os.cpu_count()} CPU cores")
+    results = []
+    log(f"\n=== {args.gd_runs} R1-size GD runs, {gd_steps} steps each: batched vs one by one")
+    results.append(DB.r1_gd(args.gd_runs, gd_steps, log))
+    if args.json:
+        write_json(args, results, [], _now() - started, partial=bool(args.gru_students))
+    if args.gru_students:
+        log(f"\n=== {args.gru_students} GRU students (width 100, k_g 30, batch 100), Adam, {gru_steps} steps each: "
+            f"batched vs one by one")
+        results.append(DB.gru_adam(args.gru_students, gru_steps, log))
     log(f"\ntotal wall time: {_now() - started:.1f} s")
     if args.json:
         write_json(args, results, [], _now() - started)

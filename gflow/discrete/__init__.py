@@ -1,6 +1,13 @@
 """Discrete training from the same start as the flow: GD (explicit Euler), SGD, Adam and projected GD, with
 their update rules, step-size schedules and projections (docs/design.md, "Layers")."""
 
+from ._batch_runners import (
+    run_adam_batch as run_adam_batch,
+    run_discrete_batch as run_discrete_batch,
+    run_gd_batch as run_gd_batch,
+    run_projected_gd_batch as run_projected_gd_batch,
+    run_sgd_batch as run_sgd_batch,
+)
 from ._fitted_teacher import fit_gru_teacher as fit_gru_teacher
 from ._projection import (
     ball_projection as ball_projection,

@@ -74,7 +74,9 @@ def _chunk_targets(save_steps: np.ndarray, steps: int):
     return out
 
 
-class _Carry(eqx.Module):
+class Carry(eqx.Module):
+    """The state of a run between steps."""
+
     theta: jax.Array
     rule_state: Any
     sampler_state: Any
@@ -88,15 +90,15 @@ def _flat(model):
     return flatten(model)[0]
 
 
-@eqx.filter_jit
-def _advance(carry: _Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits):
-    """Take steps until ``carry.step == stop`` or divergence."""
+def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits):
+    """Take steps until ``carry.step == stop`` or divergence (one run; vmapped for a batch,
+    gflow/discrete/_batch_runners.py)."""
     _, static, unravel = flatten(model0)
 
     def to_model(theta):
         return unflatten(theta, static, unravel)
 
-    def body(c: _Carry) -> _Carry:
+    def body(c: Carry) -> Carry:
         if batch_size is None:
             batch, sampler_state = objective, c.sampler_state
         else:
@@ -111,11 +113,14 @@ def _advance(carry: _Carry, stop, objective, model0, rule: UpdateRule, projectio
         y = lr - c.t_compensation
         t = c.t + y
         keep = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)  # noqa: E731
-        return _Carry(theta=keep(theta, c.theta), rule_state=keep(rule_state, c.rule_state),
+        return Carry(theta=keep(theta, c.theta), rule_state=keep(rule_state, c.rule_state),
                       sampler_state=sampler_state, step=c.step + ok.astype(c.step.dtype), t=keep(t, c.t),
                       t_compensation=keep((t - c.t) - y, c.t_compensation), code=code)
 
     return jax.lax.while_loop(lambda c: (c.step < stop) & (c.code == 0), body, carry)
+
+
+_advance = eqx.filter_jit(advance_steps)
 
 
 @eqx.filter_jit
@@ -129,7 +134,7 @@ def _losses(loss, model0, params):
     return jax.lax.map(lambda th: loss(unflatten(th, static, unravel)), params)
 
 
-def _check_key(key):
+def check_key(key):
     """A typed PRNG key for minibatch sampling (a legacy uint32[2] key is wrapped); other values: the shared error."""
     key = prng_key("key", key)
     return key if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else jax.random.wrap_key_data(key)
@@ -155,26 +160,12 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     - ``progress``: ``"auto"`` prints step lines once the run has taken 5 s, ``True`` from the start.
 
     The trajectory's ``ts`` are t_n = Σ_{i<n} η_i, ``diagnostics`` include ``"step"`` and ``"learning_rate"``
-    (η at each saved step), ``stats`` the steps taken, gradient evaluations and wall time.
+    (η at each saved step), ``stats`` the steps taken, gradient evaluations and wall time. Many models in one
+    compiled program: :func:`gflow.discrete.run_discrete_batch` (and ``run_gd_batch``, ...).
     """
     steps = positive_int("steps", steps)
-    if not isinstance(rule, UpdateRule):
-        raise GflowInputError(f"`rule` must be a gflow.discrete.UpdateRule (gflow.discrete.gradient_descent, gflow.discrete.adam), "
-                              f"got {type(rule).__name__}")
-    shuffle = one_of("shuffle", shuffle, SHUFFLES)
-    if batch_size is None:
-        if not callable(objective):
-            raise GflowInputError(f"{type(objective).__name__} has no full-batch loss: give `batch_size` (and `key`)")
-        sampler_state = None
-    else:
-        if not callable(getattr(objective, "minibatch", None)):
-            raise GflowInputError(f"`batch_size` needs an objective with minibatches (gflow.objectives.EmpiricalLoss or "
-                                  f"gflow.objectives.FreshGaussianSequences), got {type(objective).__name__}")
-        if key is None:
-            raise GflowInputError("`key` (a jax.random.key) is required to sample minibatches")
-        sampler_state = objective.minibatch_init(_check_key(key), batch_size, shuffle)
-    if projection is not None and not callable(projection):
-        raise GflowInputError(f"`projection` must be a function model → model, got {type(projection).__name__}")
+    shuffle = check_run_inputs(objective, rule, batch_size, key, shuffle, projection)
+    sampler_state = None if batch_size is None else objective.minibatch_init(check_key(key), batch_size, shuffle)
     full_loss = getattr(objective, "full_loss", objective)
     theta0, loss0 = _check_model_and_loss(full_loss, model0)
     if projection is not None:
@@ -186,12 +177,10 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
                           diverge_factor * max(float(jnp.max(jnp.abs(theta0))) if theta0.size else 1.0, 1.0)])
     functions = _diagnostic_functions(diagnostics)
     save_steps = _save_steps(save_at, steps)
-    method = method or (rule.name if batch_size is None else f"s{rule.name}" if rule.name == "gd" else rule.name)
-    if projection is not None and method == "gd":
-        method = "projected_gd"
+    method = method_name(method, rule, batch_size, projection)
 
     zero = jnp.asarray(0.0)
-    carry = _Carry(theta=theta0, rule_state=rule.init(theta0), sampler_state=sampler_state,
+    carry = Carry(theta=theta0, rule_state=rule.init(theta0), sampler_state=sampler_state,
                    step=jnp.asarray(0, dtype=jnp.int64), t=zero, t_compensation=zero, code=jnp.asarray(0))
     quiet = QUIET_SECONDS if progress == "auto" else 0.0
     meter = StepProgress(method, steps, quiet) if progress else None
@@ -231,35 +220,80 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     final = unflatten(jnp.asarray(params[-1]), static, unravel)
 
     taken = int(carry.step)
-    if code:
-        status = "diverged"
-        message = (f"{method} diverged at step {taken} (t = {float(carry.t):.4g}): {_DIVERGED[code]}; the "
-                   f"trajectory ends with the last finite state")
+    status, message = run_status(method, taken, float(carry.t), code)
+    stats = run_stats(taken, code, len(ts), wall, objective, batch_size)
+    run_config = run_description(method, rule, steps, objective, model0, batch_size, shuffle, key, projection,
+                                 diverge_factor, int(np.size(theta0)), config)
+    return Trajectory(ts=ts, loss=losses, diagnostics=diag, params=params, final=final, stats=stats, status=status,
+                      message=message, config=run_config)
+
+
+def check_run_inputs(objective, rule, batch_size, key, shuffle, projection) -> str:
+    """Check what a run is given (before anything is traced); returns ``shuffle``."""
+    if not isinstance(rule, UpdateRule):
+        raise GflowInputError(f"`rule` must be a gflow.discrete.UpdateRule (gflow.discrete.gradient_descent, gflow.discrete.adam), "
+                              f"got {type(rule).__name__}")
+    shuffle = one_of("shuffle", shuffle, SHUFFLES)
+    if batch_size is None:
+        if not callable(objective):
+            raise GflowInputError(f"{type(objective).__name__} has no full-batch loss: give `batch_size` (and `key`)")
     else:
-        status, message = "completed", ""
-    n_data = getattr(objective, "n", None)
-    stats = {"steps": taken, "gradient_evaluations": taken + (1 if code else 0), "loss_evaluations": len(ts),
+        if not callable(getattr(objective, "minibatch", None)):
+            raise GflowInputError(f"`batch_size` needs an objective with minibatches (gflow.objectives.EmpiricalLoss or "
+                                  f"gflow.objectives.FreshGaussianSequences), got {type(objective).__name__}")
+        if key is None:
+            raise GflowInputError("`key` (a jax.random.key) is required to sample minibatches")
+    if projection is not None and not callable(projection):
+        raise GflowInputError(f"`projection` must be a function model → model, got {type(projection).__name__}")
+    return shuffle
+
+
+def method_name(method, rule, batch_size, projection) -> str:
+    """The run's ``config["method"]``: ``method`` if given, else gd, sgd, adam or projected_gd."""
+    method = method or (rule.name if batch_size is None else f"s{rule.name}" if rule.name == "gd" else rule.name)
+    return "projected_gd" if projection is not None and method == "gd" else method
+
+
+def run_status(method: str, taken: int, t: float, code: int) -> tuple[str, str]:
+    """(status, message) of a run that stopped with divergence ``code`` (0: completed) after ``taken`` steps."""
+    if not code:
+        return "completed", ""
+    return "diverged", (f"{method} diverged at step {taken} (t = {t:.4g}): {_DIVERGED[code]}; the trajectory ends "
+                        f"with the last finite state")
+
+
+def run_stats(taken: int, code: int, n_saved: int, wall: float, objective, batch_size) -> dict:
+    """A run's ``stats``: steps, gradient and loss evaluations, wall time (and epochs on a finite dataset)."""
+    stats = {"steps": taken, "gradient_evaluations": taken + (1 if code else 0), "loss_evaluations": n_saved,
              "wall_time_s": wall}
+    n_data = getattr(objective, "n", None)
     if batch_size is not None and n_data is not None:
         stats["epochs"] = taken * batch_size / n_data
+    return stats
+
+
+def run_description(method, rule, steps, objective, model0, batch_size, shuffle, key, projection, diverge_factor,
+                    n_params: int, config) -> dict:
+    """A run's ``config``: method, rule and its hyperparameters, schedule, sampling, loss and model, and the
+    caller's ``config`` (which wins)."""
+    full_loss = getattr(objective, "full_loss", objective)
     _, schedule_description = as_schedule(rule.schedule, steps)
     run_config = {
         "method": method, "rule": rule.name, "steps": steps, **schedule_description,
         "time_axis": "t_n = sum of the step sizes eta_i over i < n" + (" (nominal for Adam)" if rule.name == "adam"
                                                                           else ""),
         "batch_size": batch_size, "shuffle": shuffle if batch_size is not None else None,
-        "key": None if key is None else np.asarray(jax.random.key_data(_check_key(key))).tolist(),
+        "key": None if key is None else np.asarray(jax.random.key_data(check_key(key))).tolist(),
         "projection": None if projection is None else type(projection).__name__,
         "diverge_factor": diverge_factor, "loss": type(objective).__name__,
         "convention": getattr(full_loss, "convention", "unknown"),
         "k": getattr(full_loss, "training_length", getattr(full_loss, "length", None)),
         "model": type(model0).__name__, "structure": getattr(model0, "structure", None),
-        "parameterization": getattr(model0, "parameterization", None), "n_params": int(np.size(theta0)),
+        "parameterization": getattr(model0, "parameterization", None), "n_params": n_params,
     }
     run_config.update(dict(rule.hyperparameters))
     run_config.update(config or {})
-    return Trajectory(ts=ts, loss=losses, diagnostics=diag, params=params, final=final, stats=stats, status=status,
-                      message=message, config=run_config)
+    return run_config
 
 
 def run_gd(objective, model0, *, lr, steps: int, **kwargs) -> Trajectory:

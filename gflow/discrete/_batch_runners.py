@@ -1,0 +1,308 @@
+"""Batched discrete runs: many models trained by GD, SGD, Adam or projected GD in one compiled program, returned as
+the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (issue 26, part 1; docs/design.md, "Batching
+and bucketing").
+
+The one-run step loop (gflow/discrete/_runners.py: ``advance_steps``) is vmapped over the members: each member has
+its own model, step size, minibatch key, projection and divergence thresholds, and one objective is shared. A member
+that diverges stops alone (its row of the vmapped ``while_loop`` is masked from then on) while the others go on. The
+batch runs in a program of a bucketed size (gflow/stacking.py), padded with copies of member 0, split over the local
+devices along the batch axis. Row i is the one-by-one run of member i (tests/test_discrete_batch.py).
+
+A batch is its own call (``run_gd_batch`` beside ``run_gd``, as ``solve_flows`` beside ``solve_flow``) because a
+stacked model is a model whose arrays have one more axis: nothing tells it from one model reliably.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import PartitionSpec
+
+from .. import stacking
+from .._checks import GflowInputError, positive_float, positive_int
+from ..flow._options import _diagnostic_functions
+from ..flow._progress import StepProgress
+from ..flow._solve import _check_model_and_loss, _validate_batch, QUIET_SECONDS
+from ..models._flatten import evaluate_rows
+from ..results._flow_batch import FlowBatch
+from ..results._trajectory import STATUSES
+from ._runners import (
+    _chunk_targets,
+    _losses,
+    _save_steps,
+    _schedule_values,
+    advance_steps,
+    Carry,
+    check_key,
+    check_run_inputs,
+    method_name,
+    run_description,
+    run_stats,
+    run_status,
+)
+from ._schedules import ConstantSchedule
+from ._update_rule import adam, gradient_descent, UpdateRule
+
+
+def _advance_batch_impl(carry, stop, objective, models0, rules, projections, batch_size, shuffle, limits, mesh):
+    """Every member's steps until ``stop`` or its divergence: the one-run loop, vmapped (and split over ``mesh``)."""
+
+    def local(carry, models0, rules, projections, limits, stop, objective):
+        def one(c, model0, rule, projection, lim):
+            return advance_steps(c, stop, objective, model0, rule, projection, batch_size, shuffle, lim)
+
+        return eqx.filter_vmap(one)(carry, models0, rules, projections, limits)
+
+    if mesh is None:
+        return local(carry, models0, rules, projections, limits, stop, objective)
+    batched, static = eqx.partition((carry, models0, rules, projections, limits), eqx.is_array)
+    shared, shared_static = eqx.partition((stop, objective), eqx.is_array)
+    rows, every = PartitionSpec(stacking.BATCH_AXIS), PartitionSpec()
+    return jax.shard_map(lambda b, s: local(*eqx.combine(b, static), *eqx.combine(s, shared_static)), mesh=mesh,
+                         in_specs=(jax.tree_util.tree_map(lambda _: rows, batched),
+                                   jax.tree_util.tree_map(lambda _: every, shared)),
+                         out_specs=rows, check_vma=False)(batched, shared)
+
+
+_advance_batch = eqx.filter_jit(_advance_batch_impl)
+
+
+def _stacked(value, n: int | None, name: str):
+    """A stacked module from a stacked module or a list of modules; its batch length checked against ``n``."""
+    if isinstance(value, (list, tuple)):
+        value = stacking.stack(value, name)
+    elif not stacking.is_stacked(value):
+        raise GflowInputError(f"`{name}` must be a stacked module (leading batch axis, gflow.stacking.stack) or a "
+                              f"list of modules, got {type(value).__name__}")
+    length = stacking.batch_length(value, name)
+    if n is not None and length != n:
+        raise GflowInputError(f"`{name}` holds {length} members but `models0` holds {n}")
+    return value
+
+
+def _check_member(loss, models0):
+    """Row 0 of ``models0`` must be a model ``loss`` takes: one unstacked model passes the batch-axis check when its
+    arrays share their first size, and is caught here."""
+    try:
+        _check_model_and_loss(loss, stacking.take(models0, 0), "models0[0]")
+    except GflowInputError:
+        raise
+    except Exception as e:  # e.g. an IndexError from a model whose arrays lost an axis
+        raise GflowInputError(f"`models0` must be a stacked batch of models (leading batch axis, "
+                              f"gflow.stacking.stack); its row 0 is not a model the loss takes "
+                              f"({type(e).__name__}: {e}). Was one model passed? Use run_gd / run_adam for one.") from None
+
+
+def _member_rules(rule, n: int) -> list[UpdateRule]:
+    rules = list(rule) if isinstance(rule, (list, tuple)) else [rule] * n
+    if len(rules) != n:
+        raise GflowInputError(f"`rule` must be one UpdateRule or one per member ({n}), got {len(rules)}")
+    return rules
+
+
+def _member_keys(key, n: int):
+    """One typed key per member: ``key`` of shape (B,), or one key split into B (member i gets split(key, B)[i])."""
+    if key is None:
+        return None
+    if getattr(key, "dtype", None) == np.uint32 and np.ndim(key) == 2:  # legacy raw keys, one per row
+        key = jax.random.wrap_key_data(jnp.asarray(key))
+    if getattr(key, "ndim", None) == 1 and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        if key.shape[0] != n:
+            raise GflowInputError(f"`key` holds {key.shape[0]} keys but the batch has {n} members: give one key (split "
+                                  f"per member) or shape ({n},)")
+        return key
+    return jax.random.split(check_key(key), n)
+
+
+def _tree_stack(trees):
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def _initial_carry(thetas, rules, sampler_states) -> Carry:
+    n = thetas.shape[0]
+    zero = jnp.zeros(n)
+    return Carry(theta=thetas, rule_state=eqx.filter_vmap(lambda r, th: r.init(th))(rules, thetas),
+                 sampler_state=sampler_states, step=jnp.zeros(n, dtype=jnp.int64), t=zero, t_compensation=zero,
+                 code=jnp.zeros(n, dtype=jnp.asarray(0).dtype))
+
+
+def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int | None = None, key=None,
+                       shuffle: str = "epoch", projection=None, save_at=200, diagnostics=None,
+                       diverge_factor: float = 1e6, progress: bool | str = "auto", method: str | None = None,
+                       config: Mapping[str, Any] | None = None, devices=None) -> FlowBatch:
+    """Train every model of the batch ``models0`` for ``steps`` steps in one compiled program; options as
+    :func:`gflow.discrete.run_discrete`, with per-member values:
+
+    - ``models0``: a stacked module (leading batch axis B, :func:`gflow.stacking.stack`) or a list of modules.
+    - ``rule``: one UpdateRule for every member, or a list of B (e.g. different step sizes).
+    - ``key``: one key, split per member (member i gets ``jax.random.split(key, B)[i]``), or B keys (shape (B,)).
+    - ``projection``: a stacked projection or a list of B (each built from its member's start).
+    - ``objective`` is shared by every member.
+
+    Returns a :class:`gflow.FlowBatch`; ``batch[i]`` is the :class:`gflow.Trajectory` that
+    ``run_discrete(objective, models0[i], rule=rule_i, key=key_i, ...)`` returns (``stats["wall_time_s"]`` the
+    batch's time). A member that diverges stops alone with status ``"diverged"``.
+    """
+    steps = positive_int("steps", steps)
+    models0 = _stacked(models0, None, "models0")
+    n = stacking.batch_length(models0, "models0")
+    rules = _member_rules(rule, n)
+    for r in rules:
+        shuffle = check_run_inputs(objective, r, batch_size, key, shuffle, None)
+    projections = None if projection is None else _stacked(projection, n, "projection")
+    keys = _member_keys(key, n)
+    full_loss = getattr(objective, "full_loss", objective)
+    _check_member(full_loss, models0)
+    thetas, losses0 = _validate_batch(stacking.repeat(full_loss, n), models0)
+    diverge_factor = positive_float("diverge_factor", diverge_factor)
+    limits = diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0),
+                                        np.maximum(np.max(np.abs(thetas), axis=1, initial=0.0), 1.0)], axis=1)
+    functions = _diagnostic_functions(diagnostics)
+    save_steps = _save_steps(save_at, steps)
+    method = method_name(method, rules[0], batch_size, projection)
+    rules_stacked = stacking.stack(rules, "rule")
+    samplers = None if batch_size is None else _tree_stack(
+        [objective.minibatch_init(keys[i], batch_size, shuffle) for i in range(n)])
+
+    devices = stacking.local_devices(devices)
+    size = stacking.bucket_size(n, len(devices))
+    mesh = stacking.mesh_over(devices) if len(devices) > 1 else None
+    padded = [stacking.pad_to(x, size) if x is not None else None for x in (
+        models0, rules_stacked, projections, jnp.asarray(limits), jnp.asarray(thetas), samplers)]
+    models_p, rules_p, projections_p, limits_p, thetas_p, samplers_p = padded
+    carry = _initial_carry(thetas_p, rules_p, samplers_p)
+    if mesh is not None:
+        carry, models_p, rules_p, projections_p, limits_p = (
+            stacking.place(x, mesh) for x in (carry, models_p, rules_p, projections_p, limits_p))
+
+    quiet = QUIET_SECONDS if progress == "auto" else 0.0
+    meter = StepProgress(f"{method} ×{n}", steps, quiet) if progress else None
+    rows = [[] for _ in range(n)]  # each member's saved (step, t, θ)
+    active = np.ones(n, dtype=bool)
+    start = time.perf_counter()
+    for target, saved in _chunk_targets(save_steps, steps):
+        if target > 0:
+            carry = _advance_batch(carry, jnp.asarray(target, dtype=jnp.int64), objective, models_p, rules_p,
+                                   projections_p, batch_size, shuffle, limits_p, mesh)
+        reached, codes, ts_now = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
+        record = active & (saved | (codes != 0))
+        if record.any():
+            theta = np.asarray(carry.theta)[:n]
+            for i in np.flatnonzero(record):
+                rows[i].append((int(reached[i]), float(ts_now[i]), theta[i]))
+        active &= codes == 0
+        if meter is not None:
+            meter.update(int(reached.max()), float(ts_now[0]))
+        if not active.any():
+            break
+    wall = time.perf_counter() - start
+    if meter is not None:
+        meter.update(int(np.asarray(carry.step)[:n].max()), float(np.asarray(carry.t)[0]), final=True)
+    taken, codes, t_end = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
+    return _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, functions, dict(
+        method=method, steps=steps, batch_size=batch_size, shuffle=shuffle, diverge_factor=diverge_factor,
+        config=config), keys, projections)
+
+
+def _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, functions, options, keys,
+                   projections) -> FlowBatch:
+    """The members' saved rows as a FlowBatch whose ``batch[i]`` is what ``run_discrete`` returns for member i."""
+    n, width = len(rows), max(len(r) for r in rows)
+    for r in rows:
+        if len(r) >= 2 and r[-1][0] == r[-2][0]:  # a diverged run re-saved its last saved state
+            r.pop()
+    n_params = int(rows[0][0][2].size)
+    saved = np.zeros((n, width), dtype=bool)
+    step_arr = np.zeros((n, width), dtype=np.int64)
+    ts = np.full((n, width), np.nan)
+    params = np.zeros((n, width, n_params))
+    lrs = np.zeros((n, width))
+    losses = np.full((n, width), np.nan)
+    full_loss = getattr(objective, "full_loss", objective)
+    messages, stats, configs = [], [], []
+    models_host = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, models0)
+    for i, r in enumerate(rows):
+        k = len(r)
+        saved[i, :k] = True
+        step_arr[i, :k] = [s for s, _, _ in r]
+        params[i, :k] = np.stack([th for _, _, th in r])
+        params[i, k:] = params[i, k - 1]  # padding rows: the final state, never read
+        schedule = rules[i].schedule
+        ts[i, :k] = (float(schedule.value) * step_arr[i, :k].astype(np.float64)  # t = η·n exactly
+                     if isinstance(schedule, ConstantSchedule) else [t for _, t, _ in r])
+        model_i = stacking.take(models0, i)
+        losses[i, :k] = np.asarray(_losses(full_loss, model_i, jnp.asarray(params[i])))[:k]
+        lrs[i, :k] = np.asarray(_schedule_values(schedule, jnp.asarray(step_arr[i, :k])))
+        status, message = run_status(options["method"], int(taken[i]), float(t_end[i]), int(codes[i]))
+        messages.append(message)
+        stats.append(run_stats(int(taken[i]), int(codes[i]), k, wall, objective, options["batch_size"]))
+        configs.append(run_description(
+            options["method"], rules[i], options["steps"], objective, stacking.take(models_host, i), options["batch_size"],
+            options["shuffle"], None if keys is None else keys[i],
+            None if projections is None else stacking.take(projections, i), options["diverge_factor"], n_params,
+            options["config"]))
+    diagnostics = {"step": step_arr, "learning_rate": lrs}
+    if functions:
+        values = evaluate_rows(functions, stacking.take(models0, 0), jnp.asarray(params.reshape((-1, n_params))))
+        diagnostics.update({k: np.asarray(v).reshape((n, width) + np.shape(v)[1:]) for k, v in values.items()})
+    last = saved.sum(axis=1) - 1
+    counts = np.asarray(taken, dtype=np.int64)
+    status_codes = np.where(codes != 0, STATUSES.index("diverged"), STATUSES.index("completed")).astype(np.int8)
+    zeros = np.zeros(n, dtype=np.int64)
+    return FlowBatch(ts=ts, saved=saved, loss=losses, params=params, diagnostics=diagnostics,
+                     final_params=params[np.arange(n), last], status_codes=status_codes, steps=counts,
+                     accepted_steps=counts.copy(), rejected_steps=zeros, rejected_ascent=zeros.copy(),
+                     time_restarts=zeros.copy(), hessian_vector_products=np.full(n, -1, dtype=np.int64),
+                     wall_time_s=wall, config={"method": options["method"], **(options["config"] or {})},
+                     _models0=models0, _messages=tuple(messages), _stats=tuple(stats), _configs=tuple(configs))
+
+
+def _per_member(make, lr, n: int) -> list[UpdateRule] | UpdateRule:
+    """``make(lr)`` for every member: ``lr`` one step size or schedule, or B step sizes (shape (B,))."""
+    if callable(lr) or np.ndim(lr) == 0:
+        return make(lr)
+    values = np.asarray(lr)
+    if values.shape != (n,):
+        raise GflowInputError(f"`lr` must be one step size (or schedule) for every member or an array of shape "
+                              f"({n},), one per member; got shape {values.shape}")
+    return [make(float(v)) for v in values]
+
+
+def _batch_size_of(models0) -> int:
+    return stacking.batch_length(_stacked(models0, None, "models0"), "models0")
+
+
+def run_gd_batch(objective, models0, *, lr, steps: int, **kwargs) -> FlowBatch:
+    """:func:`gflow.discrete.run_gd` of every member of ``models0`` in one program; ``lr`` one value or schedule,
+    or B values. Options as :func:`run_discrete_batch`."""
+    steps = positive_int("steps", steps)
+    rule = _per_member(lambda v: gradient_descent(v, steps), lr, _batch_size_of(models0))
+    return run_discrete_batch(objective, models0, rule=rule, steps=steps, **kwargs)
+
+
+def run_sgd_batch(objective, models0, *, lr, steps: int, batch_size: int, key, **kwargs) -> FlowBatch:
+    """:func:`gflow.discrete.run_sgd` of every member in one program: ``key`` one key (split per member) or B keys.
+    Options as :func:`run_discrete_batch`."""
+    return run_gd_batch(objective, models0, lr=lr, steps=steps, batch_size=batch_size, key=key, **kwargs)
+
+
+def run_adam_batch(objective, models0, *, lr=1e-3, steps: int = 15_000, b1: float = 0.9, b2: float = 0.999,
+                   eps: float = 1e-8, **kwargs) -> FlowBatch:
+    """:func:`gflow.discrete.run_adam` of every member in one program; ``lr`` one value or B values. Options as
+    :func:`run_discrete_batch`."""
+    steps = positive_int("steps", steps)
+    rule = _per_member(lambda v: adam(v, b1, b2, eps, steps), lr, _batch_size_of(models0))
+    return run_discrete_batch(objective, models0, rule=rule, steps=steps, **kwargs)
+
+
+def run_projected_gd_batch(objective, models0, *, lr, steps: int, projection, **kwargs) -> FlowBatch:
+    """:func:`gflow.discrete.run_projected_gd` of every member in one program; ``projection`` stacked or a list of
+    B projections, each built from its member's start. Options as :func:`run_discrete_batch`."""
+    if projection is None:
+        raise GflowInputError("`projection` is required for projected GD")
+    return run_gd_batch(objective, models0, lr=lr, steps=steps, projection=projection, **kwargs)
