@@ -37,7 +37,8 @@ def _axes(ax):
 
 
 def _colors(n: int):
-    return ["C0"] if n == 1 else plt.get_cmap("viridis")(np.linspace(0, 0.9, n))
+    """One flow: the axes' next colour (so that curves drawn one call at a time differ); a batch: a colour scale."""
+    return [None] if n == 1 else plt.get_cmap("viridis")(np.linspace(0, 0.9, n))
 
 
 def _draw_over_time(ax, curves, label: str | None, log_y: bool, *, log_x: bool = True, color=None):
@@ -59,7 +60,7 @@ def _draw_over_time(ax, curves, label: str | None, log_y: bool, *, log_x: bool =
 
 def plot_loss(x, ax=None, *, label: str = "loss", color=None, log_x: bool = True):
     """The loss L(t) on log-log axes (``log_x=False``: t linear, t0 = 0 kept): one line for a Trajectory (named
-    ``label``), one per flow for a FlowBatch; ``color`` for every line (default: C0, a colour scale for flows)."""
+    ``label``), one per flow for a FlowBatch; ``color`` for every line (default: the axes' next colour, a colour scale for flows)."""
     curves = _curves(x, lambda i: x.loss if i is None else x.loss[i])
     ax = _draw_over_time(_axes(ax), curves, label, log_y=True, log_x=log_x, color=color)
     convention = x.convention if isinstance(x, Trajectory) else x.config.get("convention")
@@ -110,7 +111,7 @@ def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = Non
     against the teacher's w_j (black, dashed). ``teacher``: a model with ``impulse_response(n)`` or the values
     w_0, w_1, …; ``horizon`` defaults to 3k for a trajectory that records its training length k (whose lags j < k,
     the ones the loss sees, are shaded unless ``shade=False``), else 40. ``label``, ``color`` and ``style`` (a
-    matplotlib format string) set a Trajectory's line (default: "student", C0, dots joined)."""
+    matplotlib format string) set a Trajectory's line (default: "student", the axes' next colour, dots joined)."""
     k = x.config.get("k") if isinstance(x, Trajectory) else None
     horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * k) if k else 40)
     h = _impulse_responses(x.final, horizon, stacked=isinstance(x, FlowBatch))

@@ -54,6 +54,10 @@ def test_plot_loss(traj, batch):
     assert len(_data_lines(ax)) == 3
     for i, line in enumerate(_data_lines(ax)):
         np.testing.assert_array_equal(line.get_xdata(), batch[i].ts[batch[i].ts > 0])
+    ax = gflow.plot.plot_loss(traj, label="rtol a")
+    gflow.plot.plot_loss(traj, ax=ax, label="rtol b")  # two runs overlaid one call at a time: two colours
+    first, second = _data_lines(ax)
+    assert first.get_color() != second.get_color()
 
 
 def test_plot_diagnostic(traj, batch):
