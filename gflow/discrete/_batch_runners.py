@@ -27,7 +27,7 @@ from .. import stacking
 from .._checks import GflowInputError, positive_float, positive_int
 from ..flow._options import _diagnostic_functions
 from ..flow._progress import StepProgress
-from ..flow._solve import _check_model_and_loss, _validate_batch, QUIET_SECONDS
+from ..flow._solve import _check_model_and_loss, _validate_batch, diverge_limits, QUIET_SECONDS
 from ..models._flatten import evaluate_rows
 from ..results._flow_batch import FlowBatch
 from ..results._trajectory import STATUSES
@@ -160,8 +160,7 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     _check_member(full_loss, models0)
     thetas, losses0 = _validate_batch(stacking.repeat(full_loss, n), models0)
     diverge_factor = positive_float("diverge_factor", diverge_factor)
-    limits = diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0),
-                                        np.maximum(np.max(np.abs(thetas), axis=1, initial=0.0), 1.0)], axis=1)
+    limits = diverge_limits(diverge_factor, thetas, losses0)
     functions = _diagnostic_functions(diagnostics)
     save_steps = _save_steps(save_at, steps)
     method = method_name(method, rules[0], batch_size, projection)
@@ -273,15 +272,18 @@ def _per_member(make, lr, n: int) -> list[UpdateRule] | UpdateRule:
     return [make(float(v)) for v in values]
 
 
-def _batch_size_of(models0) -> int:
-    return stacking.batch_length(_stacked(models0, None, "models0"), "models0")
+def _stacked_models(models0):
+    """(``models0`` stacked once, its batch length B): a list is stacked here, not again by run_discrete_batch."""
+    models0 = _stacked(models0, None, "models0")
+    return models0, stacking.batch_length(models0, "models0")
 
 
 def run_gd_batch(objective, models0, *, lr, steps: int, **kwargs) -> FlowBatch:
     """:func:`gflow.discrete.run_gd` of every member of ``models0`` in one program; ``lr`` one value or schedule,
     or B values. Options as :func:`run_discrete_batch`."""
     steps = positive_int("steps", steps)
-    rule = _per_member(lambda v: gradient_descent(v, steps), lr, _batch_size_of(models0))
+    models0, n = _stacked_models(models0)
+    rule = _per_member(lambda v: gradient_descent(v, steps), lr, n)
     return run_discrete_batch(objective, models0, rule=rule, steps=steps, **kwargs)
 
 
@@ -296,7 +298,8 @@ def run_adam_batch(objective, models0, *, lr=1e-3, steps: int = 15_000, b1: floa
     """:func:`gflow.discrete.run_adam` of every member in one program; ``lr`` one value or B values. Options as
     :func:`run_discrete_batch`."""
     steps = positive_int("steps", steps)
-    rule = _per_member(lambda v: adam(v, b1, b2, eps, steps), lr, _batch_size_of(models0))
+    models0, n = _stacked_models(models0)
+    rule = _per_member(lambda v: adam(v, b1, b2, eps, steps), lr, n)
     return run_discrete_batch(objective, models0, rule=rule, steps=steps, **kwargs)
 
 

@@ -192,11 +192,15 @@ def _check_model_and_loss(loss, model0, name="model0"):
     return theta0, loss0
 
 
-def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
+def diverge_limits(diverge_factor: float, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
     """(B, 2): the (loss, parameter) levels beyond which a run is stopped as diverged, diverge_factor ×
-    max(|L0|, 1) and diverge_factor × max(max|θ0|, 1)."""
+    max(|L0|, 1) and diverge_factor × max(max|θ0|, 1) (flows and batched discrete runs alike)."""
     scale = np.maximum(np.max(np.abs(thetas), axis=1, initial=0.0), 1.0)
-    return setup.diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0), scale], axis=1)
+    return diverge_factor * np.stack([np.maximum(np.abs(losses0), 1.0), scale], axis=1)
+
+
+def _diverge_thresholds(setup, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:
+    return diverge_limits(setup.diverge_factor, thetas, losses0)
 
 
 def _atols(setup, thetas: np.ndarray) -> np.ndarray:
@@ -282,8 +286,8 @@ MAX_TIME_RESTARTS = 16  # continuations in a fresh local time per flow (each aft
 def _continue_past_underflow(out: IntegratorOutput, losses, models0, thetas, setup, diverge, atols,
                              resolve_loss) -> IntegratorOutput:
     """Continue every flow whose steps underflowed the float64 spacing of t (gflow/flow/_descent.py, "time
-    resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times and
-    within ``max_steps`` in all: a split time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved
+    resolution") from its last state in a fresh local time τ = t − t_stop, up to ``MAX_TIME_RESTARTS`` times, each
+    restart allowed ``max_steps`` (a restart is not begun once the flow's steps reach ``max_steps``): a split time (t_stop, τ) for the autonomous flow, so an escape at t ~ 1e12 is resolved
     whatever t1 is. A restart that makes no progress ends the flow with its underflow status. ``out`` holds the
     integrator's outputs with a leading flow axis (numpy); returns them merged (saved times as requested), with
     ``time_restarts`` the number of restarts of each flow."""

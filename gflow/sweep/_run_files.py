@@ -17,9 +17,10 @@ import numpy as np
 from .._checks import GflowInputError
 from ..models._flatten import flatten
 from ..results._cache import cache_record, CORRUPT, MISSING as MISSING, why_stale
+from ..results._file_reading import read_npz
 from ..results._json import jsonable
 from ..results._legacy import file_sha256
-from ..results._model_file import load_model, read_npz, save_model
+from ..results._model_file import load_model, save_model
 from ..results._provenance import package_versions
 from ..results._trajectory import Trajectory
 from ._grid import _canonical_json

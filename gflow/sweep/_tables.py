@@ -70,10 +70,11 @@ def sweep_table(runs):
     pd = _require("pandas")
     runs = _runs(runs)
     keys = list(dict.fromkeys(k for run in runs for k in run.config))  # in first-seen order
-    rows = [{**{_column(k): _cell(run.config.get(k)) for k in keys}, **_results(run), **_scalar_records(run)}
-            for run in runs]
+    records = [_scalar_records(run) for run in runs]
+    rows = [{**{_column(k): _cell(run.config.get(k)) for k in keys}, **_results(run), **record}
+            for run, record in zip(runs, records)]
     return pd.DataFrame(rows, columns=[_column(k) for k in keys] + list(RESULT_COLUMNS) +
-                        list(dict.fromkeys(k for run in runs for k in _scalar_records(run))))
+                        list(dict.fromkeys(k for record in records for k in record)))
 
 
 def _padded(arrays: list[np.ndarray]) -> np.ndarray:
