@@ -143,10 +143,11 @@ def resolution(name, loss, model0, t1, solver, log, n_save=400, rtol=1e-8, time_
     for control in CONTROLS:
         losses, _, _, up = _warm(control, loss, model0, t1, ts, rtol, atol_factor * rtol, solver)
         out["errors"][control] = _errors_at_levels(losses, reference)
-        out["rises_beyond_rounding"][control], out["flagged_rises"][control] = up, flagged_rises(losses)
+        flagged = flagged_rises(losses)
+        out["rises_beyond_rounding"][control], out["flagged_rises"][control] = up, flagged
         log(f"    {name} {control:16s} rtol {rtol:g}: |ΔL|/L at L = "
             + ", ".join(f"{k}: {_e(v)}" for k, v in out["errors"][control].items())
-            + f"; saved-L rises beyond δ {up}, flagged as 'left the flow' {flagged_rises(losses)}")
+            + f"; saved-L rises beyond δ {up}, flagged as 'left the flow' {flagged}")
     if time_to_resolve:
         out["time_to_resolve"] = {}
         for control in CONTROLS:

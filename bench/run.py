@@ -70,7 +70,7 @@ import _problems as P
 import gflow
 from _accuracy import add_accuracy, N_IMPULSE, Reference, rel_err
 from gflow import flatten
-from gflow.results import jsonable
+from gflow.results import write_json_atomic
 
 QUIET = False  # no progress meter in timed solves (same for gflow and the diffrax baselines)
 DENSE_LIMIT_BYTES = 2e9  # skip baselines that need a dense n × n Jacobian above this
@@ -592,10 +592,7 @@ def write_json(args, results, checks, total, partial=False):
            "cpu_count": os.cpu_count(), "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
            "device": str(jax.devices()[0]), "versions": package_versions(),
            "results": results, "targets": checks, "argv": sys.argv[1:]}
-    tmp = args.json + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(jsonable(doc), f, indent=2)
-    os.replace(tmp, args.json)
+    write_json_atomic(args.json, doc)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
+from gflow.plot import label_axes
 from gflow.study import check, over_seeds
 
 TEACHERS = ("balanced", "delay", "random_unbalanced")
@@ -224,6 +225,4 @@ def plot_error_curves(ax, ks, curves, zero, k_critical: int, title: str):
     zero_med, _, _ = by_k(zero[1], zero[0], ks)
     ax.semilogy(ks, zero_med, "k--", lw=1, label="all-zero solution")
     ax.axvline(k_critical, color="gray", lw=0.8, ls=":", label="k = 2d̂")
-    ax.set(xlabel="training length k", ylabel="tail error / max |w_j|")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    label_axes(ax, xlabel="training length k", ylabel="tail error / max |w_j|", title=title, title_size=9, legend=7)

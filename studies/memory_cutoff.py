@@ -55,7 +55,6 @@ Example:  python studies/memory_cutoff.py --quick --out out/memory_cutoff_quick
 from __future__ import annotations
 
 import math
-import os
 import time
 from functools import partial
 
@@ -68,7 +67,16 @@ import gflow
 from gflow import analysis as an, GflowInputError
 from gflow.objectives.nonlinear_teachers import transport_teacher
 from gflow.plot import figure_grid, label_axes
-from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
+from gflow.study import (
+    check,
+    over_seeds,
+    QuickFull,
+    require_positive,
+    run_study,
+    save_figure,
+    save_trajectories,
+    study_parser,
+)
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
 Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
@@ -791,9 +799,8 @@ def science(args, checks, results):
     f_rows = part_f(args, checks, results)
     g = part_g(args, checks, results)
     h = part_h(args, checks, results)
-    for (lab, T), traj in trajs.items():
-        if T == args.lengths[-1]:
-            traj.save(os.path.join(args.out, "trajectories", f"projected_{lab}_T{T}"), overwrite=True)
+    save_trajectories(args.out, {f"projected_{lab}_T{T}": traj for (lab, T), traj in trajs.items()
+                                 if T == args.lengths[-1]})
     make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows)
     make_transport_figure(args, g, h)
     return {"alpha_m_sigma1": [(a + args.rho / math.sqrt(args.m)) * sigma.sigma1 for a in args.alphas],

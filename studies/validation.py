@@ -35,10 +35,10 @@ RESULTS = os.path.join(ROOT, "validation", "results")
 EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
 OUTPUT = os.path.join(ROOT, "VALIDATION.md")
 STATUS_ORDER = ("pass", "FAIL", "inconclusive", "not testable", "not run", "not checked")
-EXPLAINED = ("FAIL", "inconclusive", "not run")
+EXPLAINED = ("FAIL", "inconclusive", "not run")  # statuses whose line links to a required explanation
 # Commits of the recorded results that were computed by the integrator before issue 24 (which changed what every flow
 # returns): the header says so while any result from them remains.
-RECORDED_BEFORE_ISSUE_24 = ("c965757e57", "19fb41a689", "45fac2ecf4")  # statuses whose line links to a required explanation
+RECORDED_BEFORE_ISSUE_24 = ("c965757e57", "19fb41a689", "45fac2ecf4")
 
 
 def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:

@@ -22,6 +22,14 @@ def matrix_power_impulse_response(A, B, C, n):
     return np.stack([C @ np.linalg.matrix_power(A, j) @ B for j in range(n)])
 
 
+def assert_never_rises(loss, traj, model0):
+    """Every saved L_{i+1} ≤ L_i + ε(θ_i) + ε(θ_{i+1}) (the guard's δ, gflow.flow.loss_rounding)."""
+    eps = gflow.flow.loss_rounding_along(loss, model0, traj.params)
+    rise = np.diff(traj.loss) - (eps[:-1] + eps[1:])
+    assert np.all(np.isfinite(traj.loss)), traj.loss
+    assert np.all(rise <= 0), f"saved loss rises by {np.max(rise):.3g} beyond δ at row {int(np.argmax(rise)) + 1}"
+
+
 @pytest.fixture(scope="session")
 def ir_ref():
     """The numpy reference impulse response as a fixture: ir_ref(A, B, C, n)."""

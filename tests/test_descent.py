@@ -10,18 +10,11 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import gflow
+from conftest import assert_never_rises
 from gflow import initializers, teachers
 from gflow.objectives import AbstractSumOfSquares
 
 key = jax.random.key
-
-
-def assert_never_rises(loss, traj, model0):
-    """Every saved L_{i+1} ≤ L_i + ε(θ_i) + ε(θ_{i+1}) (the guard's δ, gflow.flow.loss_rounding)."""
-    eps = gflow.flow.loss_rounding_along(loss, model0, traj.params)
-    rise = np.diff(traj.loss) - (eps[:-1] + eps[1:])
-    assert np.all(np.isfinite(traj.loss)), traj.loss
-    assert np.all(rise <= 0), f"saved loss rises by {np.max(rise):.3g} beyond δ at row {int(np.argmax(rise)) + 1}"
 
 
 def _linear(structure):
