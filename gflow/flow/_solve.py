@@ -39,6 +39,7 @@ from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vecto
 from ._options import _check_solver_fits, _Setup, _setup, SolveOptions
 from ._outcome import build_flow_batch, final_rows, IntegratorOutput
 from ._progress import LogTimeProgressMeter
+from ._refill import integrate_refilling, progress_printer
 from ._step_control import flow_atols, guarded_controller, resolves_loss, solver_for_rtol
 from ._term import GradientFlowTerm
 
@@ -390,7 +391,8 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
                 save_at=200, t0: float = 0.0, stop_loss: float | None = None, diverge_factor: float = 1e6,
                 diagnostics=None, max_steps: int = 1_000_000, progress: bool | str = "auto",
                 config: Mapping[str, Any] | None = None, devices=None,
-                program_size: int | None = None, stepsize_controller=None, error_control: str = "auto") -> FlowBatch:
+                program_size: int | None = None, stepsize_controller=None, error_control: str = "auto",
+                slots: int | None = None) -> FlowBatch:
     """Integrate many independent flows in one compiled, batched call; arguments as :func:`solve_flow`.
 
     ``losses`` and ``models0`` are either *stacked* modules (every array with a leading batch axis, e.g.
@@ -407,6 +409,12 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     (:func:`gflow.run_sweep` uses it so that a resumed sweep computes its missing flows in the program its
     finished ones used).
 
+    ``slots``: run the batch through a program of ``slots`` flows per device whose slots refill
+    (gflow/flow/_refill.py): when a flow ends, its slot takes the next pending flow, so the batch costs about the
+    sum of its flows' steps over ``slots`` instead of its largest step count times its size. A flow's result is then
+    bit-identical whatever its slot, neighbours and position in the batch, for a given ``slots``; it agrees with the
+    lock-step path (``slots=None``, the default) to rounding. ``program_size`` is then not used.
+
     Returns a :class:`gflow.FlowBatch`: arrays with a leading flow axis, ``batch[i]`` the
     :class:`gflow.Trajectory` of flow i. ``stats["wall_time_s"]`` is the batch's time.
     """
@@ -416,6 +424,10 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     _check_solver_fits(setup, losses)
     diverge, atols = _diverge_thresholds(setup, thetas, losses0), _atols(setup, thetas)
     devices = local_devices(devices)
+    resolve = resolves_loss(setup.error_control, take(losses, 0))
+    if slots is not None:
+        return _solve_refilling(losses, models0, thetas, setup, diverge, atols, devices, positive_int("slots", slots),
+                                resolve, config)
     size = bucket_size(n, len(devices))
     if program_size is not None:
         size = max(size, bucket_size(positive_int("program_size", program_size), len(devices)))
@@ -424,7 +436,6 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     if mesh is not None:
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
-    resolve = resolves_loss(setup.error_control, take(losses, 0))
     start = time.perf_counter()
     out = _integrate_batch(losses_p, models_p, diverge_p, atol_p, setup.solver, setup.controller, *_shared_args(setup),
                            setup.max_steps, _meter(setup, sharded=mesh is not None), setup.stop_loss is not None,
@@ -434,6 +445,20 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
                             _batch_diagnostics(setup, models0, out.ys), _with_error_control(config, resolve))
+
+
+def _solve_refilling(losses, models0, thetas, setup, diverge, atols, devices, slots: int, resolve, config) -> FlowBatch:
+    """:func:`solve_flows` through refilling slots: ``slots`` split over ``devices`` (at least one each)."""
+    per_device = -(-slots // len(devices))
+    meter = None if setup.progress is False else progress_printer(0.0 if setup.progress is True else QUIET_SECONDS)
+    start = time.perf_counter()
+    out = integrate_refilling(losses, models0, thetas, atols, diverge, setup, _shared_args(setup), per_device, devices,
+                              setup.stop_loss is not None, resolve, meter)
+    out = _continue_past_underflow(out, losses, models0, thetas, setup, diverge, atols, resolve)
+    wall = time.perf_counter() - start
+    return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
+                            _batch_diagnostics(setup, models0, out.ys),
+                            {"slots": per_device * len(devices), **_with_error_control(config, resolve)})
 
 
 def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
