@@ -9,6 +9,8 @@ import jax
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 
+import os  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -28,6 +30,21 @@ def assert_never_rises(loss, traj, model0):
     rise = np.diff(traj.loss) - (eps[:-1] + eps[1:])
     assert np.all(np.isfinite(traj.loss)), traj.loss
     assert np.all(rise <= 0), f"saved loss rises by {np.max(rise):.3g} beyond δ at row {int(np.argmax(rise)) + 1}"
+
+
+def assert_same_bits(runs, reference):
+    """Two sweeps' runs (gflow.run_sweep) are the same runs with the same bits: arrays, records and the stored
+    arrays file, byte for byte."""
+    assert [r.name for r in runs] == [r.name for r in reference]
+    for a, b in zip(runs, reference):
+        assert a.status == b.status and a.program_size == b.program_size
+        for key in ("ts", "loss", "final_params"):
+            np.testing.assert_array_equal(a.arrays[key], b.arrays[key])
+        assert a.record.keys() == b.record.keys()
+        for key in a.record:
+            np.testing.assert_array_equal(a.record[key], b.record[key])
+        with open(os.path.join(a.path, "arrays.npz"), "rb") as fa, open(os.path.join(b.path, "arrays.npz"), "rb") as fb:
+            assert fa.read() == fb.read()
 
 
 @pytest.fixture(scope="session")

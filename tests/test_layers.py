@@ -18,7 +18,7 @@ ALLOWED = {
     "results": {"models", "objectives"},
     "flow": {"models", "objectives", "results"},
     "discrete": {"models", "objectives", "results", "flow"},
-    "sweep": {"models", "objectives", "results", "flow"},
+    "sweep": {"models", "objectives", "results", "flow", "discrete"},
     "analysis": {"models", "objectives", "results"},
     "study": {"results", "analysis"},
     "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates

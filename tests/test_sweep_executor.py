@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import gflow
+from conftest import assert_same_bits
 from gflow import initializers, teachers
 
 # CI installs the `distributed` extra; elsewhere the Dask tests are skipped when it is missing
@@ -50,19 +51,6 @@ def sweep(out, **kwargs):
     kwargs.setdefault("progress", False)
     kwargs.setdefault("batch_size", 2)
     return gflow.run_sweep(kwargs.pop("grid", GRID), kwargs.pop("build", build), str(out), t1=T1, **kwargs)
-
-
-def assert_same_bits(runs, reference):
-    assert [r.name for r in runs] == [r.name for r in reference]
-    for a, b in zip(runs, reference):
-        assert a.status == b.status and a.program_size == b.program_size
-        for key in ("ts", "loss", "final_params"):
-            np.testing.assert_array_equal(a.arrays[key], b.arrays[key])
-        assert a.record.keys() == b.record.keys()
-        for key in a.record:
-            np.testing.assert_array_equal(a.record[key], b.record[key])
-        with open(os.path.join(a.path, "arrays.npz"), "rb") as fa, open(os.path.join(b.path, "arrays.npz"), "rb") as fb:
-            assert fa.read() == fb.read()  # the stored file, byte for byte
 
 
 @pytest.fixture(scope="module")

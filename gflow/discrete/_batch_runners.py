@@ -3,7 +3,9 @@ the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (issue 26, p
 and bucketing").
 
 The one-run step loop (gflow/discrete/_runners.py: ``advance_steps``) is vmapped over the members: each member has
-its own model, step size, minibatch key, projection and divergence thresholds, and one objective is shared. A member
+its own model, step size, minibatch key, projection and divergence thresholds; the objective is shared, or, given
+as a list or a stacked module with ``stacked_objective=True`` (as :func:`gflow.solve_flows` takes losses), vmapped
+too, one per member (a sweep's members may have other teachers or training lengths, gflow/sweep/_methods.py). A member
 that diverges stops alone (its row of the vmapped ``while_loop`` is masked from then on) while the others go on. The
 batch runs in a program of a bucketed size (gflow/stacking.py), padded with copies of member 0, split over the local
 devices along the batch axis. Row i is the one-by-one run of member i (tests/test_discrete_batch.py).
@@ -49,21 +51,26 @@ from ._schedules import ConstantSchedule
 from ._update_rule import adam, gradient_descent, UpdateRule
 
 
-def _advance_batch_impl(carry, stop, objective, models0, rules, projections, batch_size, shuffle, limits, mesh):
-    """Every member's steps until ``stop`` or its divergence: the one-run loop, vmapped (and split over ``mesh``)."""
+def _advance_batch_impl(carry, stop, objective, models0, rules, projections, batch_size, shuffle, limits, mesh,
+                        stacked_objective: bool = False):
+    """Every member's steps until ``stop`` or its divergence: the one-run loop, vmapped (and split over ``mesh``);
+    ``objective`` shared, or one per member when ``stacked_objective``."""
+    own, common = (objective, None) if stacked_objective else (None, objective)
 
-    def local(carry, models0, rules, projections, limits, stop, objective):
-        def one(c, model0, rule, projection, lim):
-            return advance_steps(c, stop, objective, model0, rule, projection, batch_size, shuffle, lim)
+    def local(members, stop, common):
+        def one(c, model0, rule, projection, lim, own):
+            obj = own if stacked_objective else common
+            return advance_steps(c, stop, obj, model0, rule, projection, batch_size, shuffle, lim)
 
-        return eqx.filter_vmap(one)(carry, models0, rules, projections, limits)
+        return eqx.filter_vmap(one)(*members)
 
+    members = (carry, models0, rules, projections, limits, own)
     if mesh is None:
-        return local(carry, models0, rules, projections, limits, stop, objective)
-    batched, static = eqx.partition((carry, models0, rules, projections, limits), eqx.is_array)
-    shared, shared_static = eqx.partition((stop, objective), eqx.is_array)
+        return local(members, stop, common)
+    batched, static = eqx.partition(members, eqx.is_array)
+    shared, shared_static = eqx.partition((stop, common), eqx.is_array)
     rows, every = PartitionSpec(stacking.BATCH_AXIS), PartitionSpec()
-    return jax.shard_map(lambda b, s: local(*eqx.combine(b, static), *eqx.combine(s, shared_static)), mesh=mesh,
+    return jax.shard_map(lambda b, s: local(eqx.combine(b, static), *eqx.combine(s, shared_static)), mesh=mesh,
                          in_specs=(jax.tree_util.tree_map(lambda _: rows, batched),
                                    jax.tree_util.tree_map(lambda _: every, shared)),
                          out_specs=rows, check_vma=False)(batched, shared)
@@ -134,7 +141,8 @@ def _initial_carry(thetas, rules, sampler_states) -> Carry:
 def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int | None = None, key=None,
                        shuffle: str = "epoch", projection=None, save_at=200, diagnostics=None,
                        diverge_factor: float = 1e6, progress: bool | str = "auto", method: str | None = None,
-                       config: Mapping[str, Any] | None = None, devices=None) -> FlowBatch:
+                       config: Mapping[str, Any] | None = None, devices=None, stacked_objective: bool = False,
+                       program_size: int | None = None) -> FlowBatch:
     """Train every model of the batch ``models0`` for ``steps`` steps in one compiled program; options as
     :func:`gflow.discrete.run_discrete`, with per-member values:
 
@@ -142,7 +150,13 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     - ``rule``: one UpdateRule for every member, or a list of B (e.g. different step sizes).
     - ``key``: one key, split per member (member i gets ``jax.random.split(key, B)[i]``), or B keys (shape (B,)).
     - ``projection``: a stacked projection or a list of B (each built from its member's start).
-    - ``objective`` is shared by every member.
+    - ``objective``: one objective shared by every member; or one per member, as a list of B objectives or, with
+      ``stacked_objective=True``, a stacked module (leading batch axis B, like the losses of
+      :func:`gflow.solve_flows`; e.g. the population losses of other teachers or training lengths, padded to one
+      shape). A stacked module is not told from one objective by its arrays, hence the flag.
+    - ``program_size``: run in a program of at least this many members (bucketed, gflow/stacking.py), as
+      :func:`gflow.solve_flows`; :func:`gflow.run_sweep` fixes it per group, so that a member gives the same bits
+      however the runs are batched or resumed.
 
     Returns a :class:`gflow.FlowBatch`; ``batch[i]`` is the :class:`gflow.Trajectory` that
     ``run_discrete(objective, models0[i], rule=rule_i, key=key_i, ...)`` returns (``stats["wall_time_s"]`` the
@@ -151,14 +165,18 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     steps = positive_int("steps", steps)
     models0 = _stacked(models0, None, "models0")
     n = stacking.batch_length(models0, "models0")
+    stacked_objective = bool(stacked_objective) or isinstance(objective, (list, tuple))
+    if stacked_objective:
+        objective = _stacked(objective, n, "objective")
+    member = (lambda i: stacking.take(objective, i)) if stacked_objective else (lambda i: objective)
     rules = _member_rules(rule, n)
     for r in rules:
-        shuffle = check_run_inputs(objective, r, batch_size, key, shuffle, None)
+        shuffle = check_run_inputs(member(0), r, batch_size, key, shuffle, None)
     projections = None if projection is None else _stacked(projection, n, "projection")
     keys = _member_keys(key, n)
     full_loss = getattr(objective, "full_loss", objective)
-    _check_member(full_loss, models0)
-    thetas, losses0 = _validate_batch(stacking.repeat(full_loss, n), models0)
+    _check_member(getattr(member(0), "full_loss", member(0)), models0)
+    thetas, losses0 = _validate_batch(full_loss if stacked_objective else stacking.repeat(full_loss, n), models0)
     diverge_factor = positive_float("diverge_factor", diverge_factor)
     limits = diverge_limits(diverge_factor, thetas, losses0)
     functions = _diagnostic_functions(diagnostics)
@@ -166,18 +184,24 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     method = method_name(method, rules[0], batch_size, projection)
     rules_stacked = stacking.stack(rules, "rule")
     samplers = None if batch_size is None else _tree_stack(
-        [objective.minibatch_init(keys[i], batch_size, shuffle) for i in range(n)])
+        [member(i).minibatch_init(keys[i], batch_size, shuffle) for i in range(n)])
 
     devices = stacking.local_devices(devices)
     size = stacking.bucket_size(n, len(devices))
+    if program_size is not None:
+        size = max(size, stacking.bucket_size(positive_int("program_size", program_size), len(devices)))
     mesh = stacking.mesh_over(devices) if len(devices) > 1 else None
     padded = [stacking.pad_to(x, size) if x is not None else None for x in (
-        models0, rules_stacked, projections, jnp.asarray(limits), jnp.asarray(thetas), samplers)]
-    models_p, rules_p, projections_p, limits_p, thetas_p, samplers_p = padded
+        models0, rules_stacked, projections, jnp.asarray(limits), jnp.asarray(thetas), samplers,
+        objective if stacked_objective else None)]
+    models_p, rules_p, projections_p, limits_p, thetas_p, samplers_p, objective_p = padded
+    objective_p = objective_p if stacked_objective else objective
     carry = _initial_carry(thetas_p, rules_p, samplers_p)
     if mesh is not None:
         carry, models_p, rules_p, projections_p, limits_p = (
             stacking.place(x, mesh) for x in (carry, models_p, rules_p, projections_p, limits_p))
+        if stacked_objective:
+            objective_p = stacking.place(objective_p, mesh)
 
     quiet = QUIET_SECONDS if progress == "auto" else 0.0
     meter = StepProgress(f"{method} ×{n}", steps, quiet) if progress else None
@@ -186,8 +210,8 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     start = time.perf_counter()
     for target, saved in _chunk_targets(save_steps, steps):
         if target > 0:
-            carry = _advance_batch(carry, jnp.asarray(target, dtype=jnp.int64), objective, models_p, rules_p,
-                                   projections_p, batch_size, shuffle, limits_p, mesh)
+            carry = _advance_batch(carry, jnp.asarray(target, dtype=jnp.int64), objective_p, models_p, rules_p,
+                                   projections_p, batch_size, shuffle, limits_p, mesh, stacked_objective)
         reached, codes, ts_now = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
         record = active & (saved | (codes != 0))
         if record.any():
@@ -203,14 +227,15 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     if meter is not None:
         meter.update(int(np.asarray(carry.step)[:n].max()), float(np.asarray(carry.t)[0]), final=True)
     taken, codes, t_end = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
-    return _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, functions, dict(
+    return _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, functions, dict(
         method=method, steps=steps, batch_size=batch_size, shuffle=shuffle, diverge_factor=diverge_factor,
         config=config), keys, projections)
 
 
-def _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, functions, options, keys,
+def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, functions, options, keys,
                    projections) -> FlowBatch:
-    """The members' saved rows as a FlowBatch whose ``batch[i]`` is what ``run_discrete`` returns for member i."""
+    """The members' saved rows as a FlowBatch whose ``batch[i]`` is what ``run_discrete`` returns for member i
+    (``member(i)``: member i's objective)."""
     n, width = len(rows), max(len(r) for r in rows)
     for r in rows:
         if len(r) >= 2 and r[-1][0] == r[-2][0]:  # a diverged run re-saved its last saved state
@@ -222,7 +247,6 @@ def _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, f
     params = np.zeros((n, width, n_params))
     lrs = np.zeros((n, width))
     losses = np.full((n, width), np.nan)
-    full_loss = getattr(objective, "full_loss", objective)
     messages, stats, configs = [], [], []
     models_host = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, models0)
     for i, r in enumerate(rows):
@@ -234,7 +258,8 @@ def _as_flow_batch(objective, models0, rules, rows, taken, codes, t_end, wall, f
         schedule = rules[i].schedule
         ts[i, :k] = (float(schedule.value) * step_arr[i, :k].astype(np.float64)  # t = η·n exactly
                      if isinstance(schedule, ConstantSchedule) else [t for _, t, _ in r])
-        model_i = stacking.take(models0, i)
+        model_i, objective = stacking.take(models0, i), member(i)
+        full_loss = getattr(objective, "full_loss", objective)
         losses[i, :k] = np.asarray(_losses(full_loss, model_i, jnp.asarray(params[i])))[:k]
         lrs[i, :k] = np.asarray(_schedule_values(schedule, jnp.asarray(step_arr[i, :k])))
         status, message = run_status(options["method"], int(taken[i]), float(t_end[i]), int(codes[i]))

@@ -5,6 +5,9 @@ in this process or as tasks on an executor (gflow/sweep/_tasks.py).
 get ``(loss, model0)``, groups the configurations whose models have the same shapes (population losses of different
 training lengths are padded to the group's longest, :meth:`gflow.PopulationLoss.padded_to`), integrates every group
 in batches with :func:`gflow.solve_flows`, and writes each run to ``out/runs/<name>/`` as soon as its batch is done.
+``run_sweep(grid, build, out, method="adam", steps=..., lr=...)`` does the same with a discrete method's batched
+runner instead (gflow/sweep/_methods.py; the objectives stacked, one per member, and ``lr`` per member), so that
+discrete sweeps are grouped, resumed, identified and run on executors by the same code as flows.
 
 A run folder holds ``arrays.npz`` (saved times, losses, the final parameters and whatever ``record(traj, config)``
 returned), ``final.json`` + ``final.npz`` (the final model, gflow/results/_model_file.py: no pickle), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
@@ -24,7 +27,10 @@ runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it).
 program does not depend on the other rows, so the same program gives the same bits. Two exceptions, where results
 agree to the solver tolerance instead: a solver that lags its Jacobian over steps (``GaussNewtonRosenbrock`` with a
 materialized Jacobian above 2²² entries refreshes it for the whole batch at once), and a different number of
-local devices (each device runs a program of its share of the rows).
+local devices (each device runs a program of its share of the rows). The same holds for discrete runs (a member's
+steps in the vmapped loop do not depend on the other rows, and its minibatch key on its configuration alone); a
+discrete run equals the one-by-one runner of its configuration to rounding (rtol 1e-12 in
+tests/test_sweep_discrete.py), not bit for bit, since a vmapped step rounds differently from a single one.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import json
 import math
 import os
 import time
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import equinox as eqx
 import jax
@@ -45,13 +51,13 @@ import numpy as np
 
 from .. import results as results_api  # looked up at call time, so a test can change the source hash
 from .._checks import GflowInputError, positive_int
-from ..flow._options import SOLVE_OPTIONS
 from ..flow._solve import flat_parameters
 from ..flow._step_control import group_atol
 from ..results._provenance import function_hash
 from ..stacking import bucket_size, stack, take
-from ._grid import _bind, _canonical_json, _plain, expand_grid
+from ._grid import _bind, _canonical_json, expand_grid
 from ._lock import sweep_lock
+from ._methods import check_method, FLOW, grid_option_keys, method_identity, PER_MEMBER
 from ._run_files import (
     _load_run,
     _remove_stale_temporaries,
@@ -62,7 +68,7 @@ from ._run_files import (
     RUNS_DIR,
     SweepRun,
 )
-from ._tasks import built_pair, run_task, SweepTask, traced_build
+from ._tasks import build_config, build_each, run_task, SweepTask, traced_build
 
 
 # ------------------------------------------------------------------------------------------------ grouping
@@ -103,24 +109,6 @@ def _format_seconds(s: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
 
 
-def _solve_identity(t1, options: dict) -> dict:
-    """The solve options as they identify a run (with the configuration): the options given, solvers by class name,
-    a step-size controller by its repr, diagnostics by name."""
-    out = {"t1": float(t1)}
-    for k, v in sorted(options.items()):
-        if k == "stepsize_controller":
-            if v is None:  # the default: identified as it was before run_sweep took a controller
-                continue
-            v = repr(v)
-        elif k == "solver" and not isinstance(v, str):
-            v = type(v).__name__
-        elif k == "diagnostics" and v is not None:  # functions are identified by name
-            v = sorted(v) if isinstance(v, Mapping) else [getattr(f, "__name__", repr(f))
-                                                          for f in (v if isinstance(v, Sequence) else [v])]
-        out[k] = _plain(v)
-    return out
-
-
 def _traced_keys(traced, configs) -> tuple[str, ...]:
     if isinstance(traced, str) or not isinstance(traced, Sequence) or not all(isinstance(k, str) for k in traced):
         raise GflowInputError(f"`traced` must be a list of grid keys, got {traced!r}")
@@ -140,40 +128,57 @@ def _program_size(group_runs: list, batch: int) -> int:
     return bucket_size(batch)
 
 
-def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record: Callable | None = None,
-              batch_size: int = 64, keep_trajectory: bool = False, on_run_done: Callable | None = None,
-              progress: bool = True, traced: Sequence[str] = (), executor=None, **solve_options) -> list[SweepRun]:
-    """Integrate the gradient flow of every configuration of ``grid``; resume from ``out`` if it holds runs.
+def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW, t1: float | None = None,
+              record: Callable | None = None, batch_size: int = 64, keep_trajectory: bool = False,
+              on_run_done: Callable | None = None, progress: bool = True, traced: Sequence[str] = (), executor=None,
+              **options) -> list[SweepRun]:
+    """Integrate the gradient flow (or run a discrete method) from every configuration of ``grid``; resume from
+    ``out`` if it holds runs.
 
-    - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build``; ``build``'s defaults fill in the
-      rest, and the full configuration identifies the run.
+    - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build`` (or, for a discrete method,
+      options of the method); ``build``'s defaults fill in the rest, and the full configuration identifies the run.
     - ``build(**config) -> (loss, model0)``: the objective and the initial model of one configuration.
-    - ``t1`` and ``solve_options`` (``rtol``, ``atol``, ``solver``, ``save_at``, ``stop_loss``, ``stepsize_controller``,
-      ...: ``gflow.flow.SOLVE_OPTIONS``, the keyword options of :func:`gflow.solve_flows` with its defaults): passed to
-      :func:`gflow.solve_flows`, the same for every run. Without ``atol`` or ``stepsize_controller``, the atol is the
-      smallest of the runs' own defaults (rtol × min(1, RMS of the initial parameters)) over the run's whole shape
-      group (gflow/flow/_step_control.py), so that it does not depend on the batching and suits the smallest
-      initialization in the group.
+    - ``method``: ``"flow"`` (the default) integrates the gradient flow; ``"gd"``, ``"sgd"``, ``"adam"`` or
+      ``"projected_gd"`` trains each model with the batched runner of that method
+      (:func:`gflow.discrete.run_gd_batch`, ...; gflow/sweep/_methods.py), one objective per member, in batches
+      grouped, resumed, identified and run on executors exactly as flows. The method and its options are part of
+      each run's identity: a flow run and an Adam run of one configuration never share a folder, and a changed
+      option (``lr``) is a new run.
+    - Flows: ``t1`` and ``options`` (``rtol``, ``atol``, ``solver``, ``save_at``, ``stop_loss``,
+      ``stepsize_controller``, ...: ``gflow.flow.SOLVE_OPTIONS``, the keyword options of :func:`gflow.solve_flows`
+      with its defaults; and its ``slots``): passed to :func:`gflow.solve_flows`, the same for every run. Without
+      ``atol`` or ``stepsize_controller``, the atol is the smallest of the runs' own defaults (rtol × min(1, RMS of
+      the initial parameters)) over the run's whole shape group (gflow/flow/_step_control.py), so that it does not
+      depend on the batching and suits the smallest initialization in the group.
+    - Discrete methods: no ``t1`` (a run is ``steps`` steps); ``options`` are the runner's
+      (``gflow.sweep._methods.METHOD_OPTIONS``: ``lr``, ``steps``, ``save_at``, ``diagnostics``,
+      ``diverge_factor``; Adam's ``b1``, ``b2``, ``eps``; ``minibatch_size``, ``key``, ``shuffle`` for SGD and
+      minibatch Adam; ``projection(model0, config)`` for projected GD), an unknown one is an error that lists them.
+      ``lr``, ``steps``, ``minibatch_size``, ``shuffle``, ``b1``, ``b2``, ``eps`` and ``diverge_factor`` may be grid
+      keys instead (not passed to ``build``): runs of different ``lr`` share a batch, one step size per member;
+      other values split the batches. A minibatch run samples with ``fold_in(key, h(config given to build))``:
+      the same minibatches however the sweep is batched or resumed, and for runs that differ only in ``lr``.
     - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
       and final model (e.g. an extrapolation error at every saved time).
     - ``executor``: None runs the batches in this process, one after the other. Otherwise a
       ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs each
-      batch as a task (gflow/sweep/_tasks.py): the task rebuilds its flows from their configurations with
-      ``build`` (nothing large is shipped), solves them and writes each run into ``out``, which must be a folder
+      batch as a task (gflow/sweep/_tasks.py): the task rebuilds its runs from their configurations with
+      ``build`` (nothing large is shipped), computes them and writes each run into ``out``, which must be a folder
       every worker sees. The driver fixes each group's ``atol``, padding and program size, so the results are
       bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by
       the executor (Dask does); runs it had finished are kept. ``batch_size`` sets the task size: choose it so that
       there are a few tasks per worker. Tested with Dask distributed (``pip install -c constraints.txt -e ".[distributed]"``).
     - Provenance: every run records the code that made it (``run.json``: gflow's source hash, the source hashes of
-      ``build`` and ``record``, git commit and dirty flag, packages, command, device). A run on disk made by other
-      gflow code, another ``build`` or (when ``record`` is given) another ``record`` is recomputed, and the sweep
-      says how many and why; so is a run written by gflow 0.1 (pickle), and a partial or corrupt one. Runs that are
-      reused or recomputed keep their folder name (configuration and solver options).
+      ``build``, ``record`` and a projected-GD ``projection``, git commit and dirty flag, packages, command,
+      device). A run on disk made by other gflow code, another ``build`` or (when ``record`` is given) another
+      ``record`` is recomputed, and the sweep says how many and why; so is a run written by gflow 0.1 (pickle), and
+      a partial or corrupt one. Runs that are reused or recomputed keep their folder name (configuration, method
+      and options).
     - ``out`` is locked while the sweep runs (``out/sweep.lock``: host, pid): a second sweep on the same folder gets
       a clear error instead of corrupting it.
-    - ``batch_size``: flows per :func:`gflow.solve_flows` call (a batch runs until its slowest flow is done). On a
-      folder that already holds runs of a shape group, the group's missing runs are computed in the program size
-      its finished runs used (module docstring), so that resumed results are bit-identical.
+    - ``batch_size``: runs per :func:`gflow.solve_flows` (or batched runner) call (a batch runs until its slowest
+      run is done). On a folder that already holds runs of a shape group, the group's missing runs are computed in
+      the program size its finished runs used (module docstring), so that resumed results are bit-identical.
     - ``keep_trajectory``: also save the full :class:`gflow.Trajectory` of each run.
     - ``on_run_done(run)``: called after each run is on disk.
     - ``progress``: print runs done / total, runs per second and the ETA after each batch, and a count per status
@@ -194,15 +199,15 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
         raise GflowInputError(f"`record` must be a function (traj, config) -> dict of arrays, got {record!r}")
     batch_size = positive_int("batch_size", batch_size)
     executor = _as_executor(executor)
-    unknown = sorted(set(solve_options) - set(SOLVE_OPTIONS))
-    if unknown:
-        raise GflowInputError(f"unknown solve option(s) {unknown}; run_sweep passes on {list(SOLVE_OPTIONS)}")
+    check_method(method, t1, options)
     if not isinstance(out, (str, os.PathLike)):
         raise GflowInputError(f"`out` must be a folder path, got {type(out).__name__}")
     signature = inspect.signature(build)
-    configs = [_bind(build, signature, c) for c in configs]
-    solve_id = _solve_identity(t1, solve_options)
-    traced = _traced_keys(traced, configs)
+    option_keys = grid_option_keys(method, configs, list(signature.parameters), options)
+    configs = [{**_bind(build, signature, build_config(c, option_keys)), **{k: c[k] for k in option_keys}}
+               for c in configs]
+    solve_id = method_identity(method, t1, options)
+    traced = _traced_keys(traced, [build_config(c, option_keys) for c in configs])
     if traced:
         solve_id["traced"] = list(traced)
     identities = [{"config": c, "solve": solve_id} for c in configs]
@@ -214,11 +219,14 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
 
         code = {"gflow": results_api.source_hash(), "build": function_hash(build),
                 "record": None if record is None else function_hash(record)}
+        if "projection" in options:
+            code["projection"] = function_hash(options["projection"])
         loaded = [_load_run(os.path.join(runs_dir, n), ident, n, code) for n, ident in zip(names, identities)]
         results: list[SweepRun | None] = [run for run, _ in loaded]
         reasons = [why for _, why in loaded]
         try:
-            groups = _traced_groups(build, configs, traced) if traced else _stacked_shape_groups(build, configs)
+            groups = (_traced_groups(build, configs, traced, option_keys) if traced
+                      else _stacked_shape_groups(build, configs, option_keys))
             meter = _Meter(len(configs), sum(r is not None for r in results), progress)
             meter.start(out, len(groups), batch_size, executor, reasons)
 
@@ -227,9 +235,9 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
                 pending = [p for p, i in enumerate(group.indices) if results[i] is None]
                 if not pending:
                     continue
-                options = dict(solve_options)
-                if options.get("atol") is None and options.get("stepsize_controller") is None:
-                    options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
+                group_options = dict(options)
+                if method == FLOW and options.get("atol") is None and options.get("stepsize_controller") is None:
+                    group_options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
                 program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
                 step = min(batch_size, program)
                 for start in range(0, len(pending), step):
@@ -237,11 +245,13 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, t1: float, record:
                     idx = [group.indices[r] for r in rows]
                     task = SweepTask(indices=tuple(idx), configs=tuple(configs[i] for i in idx),
                                      names=tuple(names[i] for i in idx), identities=tuple(identities[i] for i in idx),
-                                     runs_dir=runs_dir, build=build, record=record, t1=float(t1), options=options,
+                                     runs_dir=runs_dir, build=build, record=record,
+                                     t1=None if t1 is None else float(t1), options=group_options,
                                      program_size=program, keep_trajectory=keep_trajectory, code=code,
                                      pad_to=group.pad_to, traced=traced, traced_dtypes=group.traced_dtypes,
                                      group_configs=tuple(configs[i] for i in group.indices) if traced else (),
-                                     group_rows=tuple(int(r) for r in rows) if traced else ())
+                                     group_rows=tuple(int(r) for r in rows) if traced else (),
+                                     method=method, option_keys=option_keys)
                     tasks.append((task, group, rows))
 
             def finished(done: list[tuple[int, SweepRun]]) -> None:
@@ -352,19 +362,34 @@ class _Group:
     traced_dtypes: tuple[str, ...] = ()
 
 
-def _stacked_shape_groups(build, configs) -> list[_Group]:
-    """``build`` called once per configuration; the flows grouped by shape and stacked."""
-    built = [built_pair(build(**c), c) for c in configs]
-    return [_Group(idx, stack(losses, "losses"), stack([built[i][1] for i in idx], "models0"), pad_to)
-            for idx, losses, pad_to in _shape_groups(built)]
+def _by_batch_options(configs, option_keys) -> list[list[int]]:
+    """Indices of the configurations that agree on the grid's method options other than ``lr`` (which may differ
+    within a batch): all of them for flows."""
+    parts: dict[str, list[int]] = {}
+    for i, c in enumerate(configs):
+        shared = {k: c[k] for k in option_keys if k not in PER_MEMBER}
+        parts.setdefault(_canonical_json(shared, "grid"), []).append(i)
+    return list(parts.values())
 
 
-def _traced_groups(build, configs, traced) -> list[_Group]:
-    """``build`` traced once per group of configurations that agree on every key but ``traced`` (vmapped over the
-    traced keys' values, the equinox way), stacked."""
+def _stacked_shape_groups(build, configs, option_keys=()) -> list[_Group]:
+    """``build`` called once per distinct configuration it gets; the runs grouped by their batch options and by
+    shape, and stacked."""
+    built = build_each(build, [build_config(c, option_keys) for c in configs])
+    groups = []
+    for part in _by_batch_options(configs, option_keys):
+        for idx, losses, pad_to in _shape_groups([built[i] for i in part]):
+            idx = [part[j] for j in idx]
+            groups.append(_Group(idx, stack(losses, "losses"), stack([built[i][1] for i in idx], "models0"), pad_to))
+    return groups
+
+
+def _traced_groups(build, configs, traced, option_keys=()) -> list[_Group]:
+    """``build`` traced once per group of configurations that agree on every key but ``traced`` and ``lr`` (which
+    may differ within a batch), vmapped over the traced keys' values (the equinox way), stacked."""
     by_fixed: dict[str, list[int]] = {}
     for i, c in enumerate(configs):
-        fixed = {k: v for k, v in c.items() if k not in traced}
+        fixed = {k: v for k, v in c.items() if k not in traced and not (k in option_keys and k in PER_MEMBER)}
         by_fixed.setdefault(_canonical_json(fixed, "grid"), []).append(i)
     groups = []
     for idx in by_fixed.values():
@@ -374,7 +399,8 @@ def _traced_groups(build, configs, traced) -> list[_Group]:
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column):
                 raise GflowInputError(f"traced grid key {key!r} must take numbers, got {column[:5]}")
             dtypes.append("int64" if all(isinstance(v, int) for v in column) else "float64")
-        loss, model0 = traced_build(build, [configs[i] for i in idx], traced, tuple(dtypes))
+        loss, model0 = traced_build(build, [build_config(configs[i], option_keys) for i in idx], traced,
+                                    tuple(dtypes))
         groups.append(_Group(idx, loss, model0, traced_dtypes=tuple(dtypes)))
     return groups
 

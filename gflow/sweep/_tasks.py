@@ -1,4 +1,5 @@
-"""A sweep's task: some flows of one shape group, the unit of work an executor runs (gflow/sweep/_sweep.py).
+"""A sweep's task: some runs of one batch group (flows, or discrete runs of one method), the unit of work an
+executor runs (gflow/sweep/_sweep.py).
 
 A :class:`SweepTask` names its flows by configuration, not by arrays: a worker rebuilds them with the sweep's ``build``,
 so nothing large travels to it. An untraced build is called per configuration, the population losses padded to
@@ -7,8 +8,9 @@ taken from it: a vmapped build over fewer rows can differ in the last bit (a tea
 in a batch of 2 and of 4 differed by 1e-16), so each worker keeps the last group it built for the group's next
 task. What must be the same as in one process is fixed by the driver from the whole grid and
 carried here: the group's ``atol``, the compiled program size and the padding target. The worker solves the flows
-with :func:`gflow.solve_flows`, writes each run atomically into the shared folder and returns the runs (small
-arrays). A task that is run again (its worker died) first loads the runs its earlier attempt finished.
+with :func:`gflow.solve_flows`, or trains them with the batched runner of the task's discrete method
+(gflow/sweep/_methods.py), writes each run atomically into the shared folder and returns the runs (small arrays). A
+task that is run again (its worker died) first loads the runs its earlier attempt finished.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from .. import (  # solve_flows and source_hash looked up at call time, so a tes
 from .._checks import GflowInputError
 from ..stacking import stack, take
 from ._grid import _canonical_json
+from ._methods import FLOW, run_discrete
 from ._run_files import _load_run, _write_run, SweepRun
 
 
 @dataclasses.dataclass(frozen=True)
 class SweepTask:
-    """Flows of one shape group that are solved together (one :func:`gflow.solve_flows` call): rows ``indices`` of
-    the grid."""
+    """Runs of one batch group that are computed together (one :func:`gflow.solve_flows` or batched discrete
+    runner call): rows ``indices`` of the grid."""
 
     indices: tuple[int, ...]  # positions in the grid, for the driver
     configs: tuple[dict, ...]
@@ -43,8 +46,8 @@ class SweepTask:
     runs_dir: str
     build: Callable
     record: Callable | None
-    t1: float
-    options: dict  # solve_flows options; atol fixed for the group
+    t1: float | None  # None for a discrete method
+    options: dict  # solve_flows options, atol fixed for the group; or the discrete method's options
     program_size: int
     keep_trajectory: bool
     code: dict  # what identifies the code (gflow source hash, build, record)
@@ -53,6 +56,25 @@ class SweepTask:
     traced_dtypes: tuple[str, ...] = ()  # their dtypes (from the whole group's values)
     group_configs: tuple[dict, ...] = ()  # a traced group: every configuration of the group, in order
     group_rows: tuple[int, ...] = ()  # a traced group: this task's positions in it
+    method: str = FLOW  # or a discrete method (gflow/sweep/_methods.py)
+    option_keys: tuple[str, ...] = ()  # grid keys that are the method's options, not build's
+
+
+def build_config(config: dict, option_keys) -> dict:
+    """What ``build`` receives of a run's configuration: all but the grid keys that are the method's options."""
+    return {k: v for k, v in config.items() if k not in option_keys}
+
+
+def build_each(build: Callable, configs, pad_to: int | None = None) -> list[tuple]:
+    """``build(**config)`` of each configuration, called once per distinct configuration (runs that differ only in
+    their method's options share it); population losses padded to ``pad_to`` lags."""
+    made: dict[str, tuple] = {}
+    for c in configs:
+        key = _canonical_json(c, "grid")
+        if key not in made:
+            loss, model0 = built_pair(build(**c), c)
+            made[key] = (loss if pad_to is None else loss.padded_to(pad_to), model0)
+    return [made[_canonical_json(c, "grid")] for c in configs]
 
 
 def built_pair(pair, config):
@@ -83,22 +105,20 @@ _last_group: dict = {}  # a worker's last traced group: {"key": ..., "flows": (l
 
 def _rebuild(task: SweepTask, rows: list[int]):
     if task.traced:
-        key = (_canonical_json(list(task.group_configs), "grid"), task.code.get("build"), task.traced)
+        group = [build_config(c, task.option_keys) for c in task.group_configs]
+        key = (_canonical_json(group, "grid"), task.code.get("build"), task.traced)
         if _last_group.get("key") != key or key[1] is None:
             _last_group.clear()
-            _last_group.update(key=key, flows=traced_build(task.build, list(task.group_configs), task.traced,
-                                                           task.traced_dtypes))
+            _last_group.update(key=key, flows=traced_build(task.build, group, task.traced, task.traced_dtypes))
         take_rows = np.asarray([task.group_rows[r] for r in rows])
         losses, models0 = _last_group["flows"]
         return take(losses, take_rows), take(models0, take_rows)
-    configs = [task.configs[r] for r in rows]
-    pairs = [built_pair(task.build(**c), c) for c in configs]
-    losses = [loss if task.pad_to is None else loss.padded_to(task.pad_to) for loss, _ in pairs]
-    return stack(losses, "losses"), stack([m for _, m in pairs], "models0")
+    pairs = build_each(task.build, [build_config(task.configs[r], task.option_keys) for r in rows], task.pad_to)
+    return stack([loss for loss, _ in pairs], "losses"), stack([m for _, m in pairs], "models0")
 
 
 def run_task(task: SweepTask, losses=None, models0=None, *, progress=False) -> list[tuple[int, SweepRun]]:
-    """Solve the flows of ``task`` and write each run; returns [(grid index, run)].
+    """Solve the flows (or train the models) of ``task`` and write each run; returns [(grid index, run)].
 
     ``losses``/``models0``: the task's flows, stacked, when the caller has them (in one process); else (on a
     worker) they are rebuilt from the configurations, and runs that an earlier attempt of this task finished are
@@ -120,8 +140,13 @@ def run_task(task: SweepTask, losses=None, models0=None, *, progress=False) -> l
         if not rows:
             return done
         losses, models0 = _rebuild(task, rows)
-    trajs = flow_api.solve_flows(losses, models0, task.t1, progress=progress, program_size=task.program_size,
-                                 **task.options)
+    if task.method == FLOW:
+        trajs = flow_api.solve_flows(losses, models0, task.t1, progress=progress, program_size=task.program_size,
+                                     **task.options)
+    else:
+        configs = [task.configs[r] for r in rows]
+        trajs = run_discrete(task.method, task.options, task.option_keys, losses, models0, configs,
+                             [build_config(c, task.option_keys) for c in configs], task.program_size, progress)
     for r, traj in zip(rows, trajs):
         rec = {} if task.record is None else task.record(traj, task.configs[r])
         if not isinstance(rec, Mapping):
