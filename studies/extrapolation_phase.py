@@ -127,6 +127,8 @@ def parse_args(argv=None):
     args.sizes = sorted(set(args.sizes))
     args.levels = sorted(args.levels, reverse=True)
     p.require_positive(args, "seeds", "n_save", "batch_size")
+    if args.slots is not None:
+        p.require_positive(args, "slots")
     if args.rtol is not None and not args.rtol > 0:
         p.error(f"--rtol must be positive, got {args.rtol}")
     p.require_positive(args, "k_min", "k_step")
@@ -175,7 +177,7 @@ def run_panels(panels, args, executor=None, rtol_factor=1.0, ks=None, seeds=None
                             p["t1_quick" if args.quick else "t1"], out=args.out, n_save=args.n_save,
                             rtol=panel_rtol(n, args, panels) * rtol_factor, horizon=args.horizon,
                             batch_size=args.batch_size, max_steps=args.max_steps or p["max_steps"], tag=tag,
-                            executor=executor)
+                            executor=executor, slots=args.slots)
             for n, p in panels.items()}
 
 

@@ -107,14 +107,16 @@ def make_record(panels: dict, horizon: int):
 
 
 def run_panel(name: str, panels: dict, ks, seeds, scales, t1: float, *, out: str, n_save: int, rtol: float,
-              horizon: int, batch_size: int, max_steps: int, tag: str = "", executor=None) -> list:
+              horizon: int, batch_size: int, max_steps: int, tag: str = "", executor=None, slots=None) -> list:
     """One panel's sweep over k × seeds × scales in ``out/sweeps/<name><tag>`` (a sweep per panel, so that the
     default atol follows the panel's own init scale), on ``executor`` (None: in this process); resumes from what
-    is on disk."""
+    is on disk. ``slots``: each batch runs through that many refilling slots (gflow.solve_flows), None lock-step."""
     grid = {"panel": [name], "k": list(ks), "seed": list(seeds), "scale": [float(s) for s in scales]}
+    refill = {} if slots is None else {"slots": slots}  # (not given: the runs keep the names lock-step runs have)
     return gflow.run_sweep(grid, make_build(panels, max(ks)), os.path.join(out, "sweeps", name + tag), t1=t1,
                            record=make_record(panels, horizon), save_at=save_times(t1, n_save), rtol=rtol,
-                           batch_size=batch_size, max_steps=max_steps, traced=["k", "seed", "scale"], executor=executor)
+                           batch_size=batch_size, max_steps=max_steps, traced=["k", "seed", "scale"], executor=executor,
+                           **refill)
 
 
 def teacher_scale(teacher, horizon: int) -> float:

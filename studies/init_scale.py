@@ -63,6 +63,8 @@ def parse_args(argv=None):
     args.scales = sorted(args.scales)
     args.ks = sorted(args.ks)
     p.require_positive(args, "scales", "seeds", "level", "t1", "rtol", "n_save", "batch_size", "max_steps")
+    if args.slots is not None:
+        p.require_positive(args, "slots")
     if len(args.scales) < 2:
         p.error("--scales needs at least two scales")
     p.require_positive(args, "ks")
@@ -91,7 +93,7 @@ def science(args, checks, results):
     with dask_executor(args.dask) as executor:
         runs = xs.run_panel("init_scale", PANEL, args.ks, range(args.seeds), args.scales, args.t1, out=args.out,
                             n_save=args.n_save, rtol=args.rtol, horizon=args.horizon, batch_size=args.batch_size,
-                            max_steps=args.max_steps, executor=executor)
+                            max_steps=args.max_steps, executor=executor, slots=args.slots)
     table = xs.errors_at_levels(runs, PANEL, [args.level], args.horizon)
     scale_of_run = np.array([r.config["scale"] for r in runs])
     ks = np.asarray(args.ks)

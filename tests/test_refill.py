@@ -4,6 +4,7 @@ lock-step path does, and splits over devices with the same bits per device."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -126,3 +127,29 @@ def test_refill_splits_over_devices_with_the_same_bits(tmp_path, refilled):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["slots"] == 4 and report["statuses"] == refilled.statuses
     np.testing.assert_array_equal(np.load(tmp_path / "params.npy"), refilled.params)
+
+
+def _build(seed, scale):
+    """A sweep's flow: the test batch's teacher, student d = 4 from init scale ``scale``."""
+    teacher = teachers.balanced(jax.random.key(0), 3)
+    return gflow.PopulationLoss(teacher, 5), initializers.gaussian(jax.random.key(seed), 4, scale=scale)
+
+
+@pytest.mark.slow
+def test_a_sweep_with_refilling_slots_resumes_with_the_same_bits(tmp_path):
+    """A sweep whose batches run through 2 refilling slots: interrupted (two runs deleted), the same call recomputes
+    just those two, with the bits the uninterrupted sweep gave them."""
+    from conftest import assert_same_bits
+
+    grid = {"seed": [0, 1, 2], "scale": [0.3, 1e-3]}
+
+    def sweep(out):
+        return gflow.run_sweep(grid, _build, str(out), t1=T1, save_at=SAVES, batch_size=6, slots=2, progress=False)
+
+    first = sweep(tmp_path / "a")
+    assert {r.status for r in first} == {"completed"} and np.ptp([r.stats["steps"] for r in first]) > 100
+    for run in first[1:3]:
+        shutil.rmtree(run.path)
+    again = sweep(tmp_path / "a")
+    assert [r.computed for r in again] == [False, True, True, False, False, False]
+    assert_same_bits(again, first)
