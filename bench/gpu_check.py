@@ -7,7 +7,7 @@ Parts, each in a fresh subprocess under its own time budget (a part that would o
 "skipped: budget"; the table is printed and the JSON written whatever happens):
 
 1. R6: 8 192 R1-size flows (bench/_problems.py ``stacked_flows``: R1's student, seeds differ, k 16 … 24) through
-   ``solve_flows`` lock-step (one program) and with refilling slots (``slots=``, default 1 024), first call
+   ``solve_flows`` lock-step (one program) and with refilling slots (``slots=``, default 2 048), first call
    (compile) and warm flows/s to t1 = 1 (about 240 steps a flow) and, where the budget allows, to R1's t1 = 1e7.
 2. ``GFLOW_KRYLOV=scan`` against ``doubling`` (read at import, so one subprocess each): one R1 flow's ms/step and a
    batch of R1-size flows' flows/s to t1 = 1.
@@ -44,12 +44,12 @@ R1_T1, RTOL, T1_SHORT = 1e7, 1e-8, 1.0
 P15_STUDENTS, P15_STEPS = 270, 8000
 
 # Sizes and time budgets (s) per part (a worker's budget includes its start: importing JAX and gflow). "full": one
-# H100/H200, the budgets sum to 450 s of the 8 minutes (480 s), R6's two parts sharing whatever the others leave;
+# H100/H200, the budgets sum to the 8 minutes (480 s), R6's two parts sharing whatever the others leave;
 # "smallest": every part at its smallest size, for a CPU smoke run. "compile" is split between its two processes.
 SIZES = {
-    "full": {"r6_flows": 8192, "slots": 1024, "t1_short": T1_SHORT, "krylov_batch": 256, "gru_students": P15_STUDENTS,
+    "full": {"r6_flows": 8192, "slots": 2048, "t1_short": T1_SHORT, "krylov_batch": 256, "gru_students": P15_STUDENTS,
              "gru_steps": 100, "gru_warm": 5,
-             "budgets": {"r6_lock_step": 135, "r6_refill": 135, "krylov_doubling": 35, "krylov_scan": 35,
+             "budgets": {"r6_lock_step": 150, "r6_refill": 150, "krylov_doubling": 35, "krylov_scan": 35,
                          "compile": 40, "gru": 70}},
     "smallest": {"r6_flows": 16, "slots": 4, "t1_short": 0.05, "krylov_batch": 4, "gru_students": 2, "gru_steps": 4,
                  "gru_warm": 2,
@@ -300,9 +300,9 @@ def main(argv=None):
     ap.add_argument("--cpu-smoke", action="store_true", help="the same as --size smallest")
     ap.add_argument("--json", metavar="PATH", default=None,
                     help="write the table here (default $OUT/gpu_check.json when OUT is set)")
-    ap.add_argument("--slots", type=int, default=None, help="refilling slots of part 1 (default 1024; smallest 4)")
+    ap.add_argument("--slots", type=int, default=None, help="refilling slots of part 1 (default 2048; smallest 4)")
     ap.add_argument("--total-budget", type=float, default=None,
-                    help="seconds for all parts together (default: the sum of the parts' budgets, 450 s full)")
+                    help="seconds for all parts together (default: the sum of the parts' budgets, 480 s full)")
     ap.add_argument("--parts", nargs="+", choices=["r6", "krylov", "compile", "gru"], default=None,
                     help="run only these parts (default: all)")
     # worker mode (internal)
