@@ -38,6 +38,11 @@ process (bench/_discrete_batch.py): --gd-runs R1-size GD runs (default 64 × 500
 --gru-students GRU students of width 100 with Adam (default 30 × 200 steps, k_g 30, minibatches of 100); wall,
 steps/s and their ratio.
 
+--refill (issue 26) replaces the baselines by refilling slots (``solve_flows(..., slots=S)``) against lock-step batches
+of S flows and one-by-one runs on a sweep of R1-size flows whose step counts differ more than 10× (init scales
+1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process, refill also with the flows longest first:
+wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, not required).
+
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
@@ -67,6 +72,7 @@ import _descent as D
 import _discrete_batch as DB
 import _orders as O
 import _problems as P
+import _refill as RF
 import gflow
 from _accuracy import add_accuracy, N_IMPULSE, Reference, rel_err
 from gflow import flatten
@@ -479,7 +485,19 @@ def main(argv=None):
     ap.add_argument("--gru-students", type=int, default=30,
                     help="GRU students of --discrete-batch (default 30; 0 skips them)")
     ap.add_argument("--gru-steps", type=int, default=None, help="Adam steps per GRU student (default 200, --quick 20)")
+    ap.add_argument("--refill", action="store_true",
+                    help="issue 26 instead of the baselines: refilling slots (solve_flows(slots=...)) against lock-step "
+                         "batches of the same size and one by one, on a sweep of R1-size flows over k × seed × init "
+                         "scale (1e-1 … 1e-8) whose step counts differ > 10×")
+    ap.add_argument("--refill-seeds", type=int, default=None,
+                    help="seeds of the --refill sweep (default 8: 2 k × 8 seeds × 8 scales = 128 flows; quick 1)")
+    ap.add_argument("--slots", type=int, default=None, help="--refill: slots, and lock-step chunk size (default 32; "
+                                                             "quick 8)")
+    ap.add_argument("--refill-single", type=int, default=None,
+                    help="--refill: flows timed one by one, extrapolated by steps (default 16; quick 8)")
     args = ap.parse_args(argv)
+    if args.refill:
+        return run_refill(args)
     if args.descent:
         return run_descent(args)
     if args.discrete_batch:
@@ -581,6 +599,26 @@ def run_discrete_batch(args):
     log(f"\ntotal wall time: {_now() - started:.1f} s")
     if args.json:
         write_json(args, results, [], _now() - started)
+        log(f"wrote {args.json}")
+
+
+def run_refill(args):
+    """Issue 26's measurement of refilling slots (bench/_refill.py), one process."""
+    started = _now()
+    seeds = args.refill_seeds or (1 if args.quick else 8)
+    slots = args.slots or (8 if args.quick else 32)
+    single = args.refill_single or (8 if args.quick else 16)
+    log(f"gflow bench --refill: device {jax.devices()[0]}, {os.cpu_count()} CPU cores, jax {jax.__version__}")
+    log(f"\n=== refilling slots ({slots}) against lock-step batches of {slots} and one by one")
+    results = [RF.compare(seeds, slots, single, log)]
+    checks = [{"target": f"refill ≥ 2× faster than lock-step batches of {slots} (issue 26, on the CPU at 32)",
+               "value": f"{results[0]['ratio_lock_step_over_refill']:.2f}×",
+               "passed": results[0]["ratio_lock_step_over_refill"] >= 2.0}]
+    for c in checks:
+        log(f"  [{'PASS' if c['passed'] else 'FAIL'}] {c['target']}: {c['value']}")
+    log(f"\ntotal wall time: {_now() - started:.1f} s")
+    if args.json:
+        write_json(args, results, checks, _now() - started)
         log(f"wrote {args.json}")
 
 
