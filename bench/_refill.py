@@ -12,9 +12,9 @@ Three ways, each warmed up (compiled) first by a call with t1 × 1e-13, compile 
 
 - lock-step: ``solve_flows`` on consecutive chunks of ``slots`` flows in grid order (today's path; each chunk runs
   until its slowest flow is done);
-- refill: one ``solve_flows(..., slots=slots)`` over all flows, in grid order, and again longest first (ordered by
-  the step counts the lock-step run measured: an oracle order, which shows what the drain at the end costs, when the
-  last flows loaded are slow ones and the other slots empty);
+- refill: one ``solve_flows(..., slots=slots)`` over all flows (the engine loads them smallest start first,
+  gflow/flow/_refill.py ``loading_order``, whatever order they are given in: the slow, small-init flows do not come
+  last and run on while the other slots idle);
 - one by one: ``solve_flow`` on the first ``n_single`` flows, extrapolated to all flows by their step counts (the
   steps of every flow are known from the batched runs; one flow's cost per step barely depends on the flow).
 """
@@ -132,15 +132,6 @@ def compare(n_seeds: int, slots: int, n_single: int, log, ks=KS, scales=SCALES) 
     log(f"  one by one: {wall_single:.2f} s for {n_single} flows ({int(single_steps.sum())} steps) → "
         f"{wall_single_all:.1f} s estimated for all {n} ({int(steps.sum())} steps)")
 
-    # refill again, the flows longest first (by the step counts just measured: an oracle order; a sweep can come
-    # close by putting its slow configurations, e.g. the small init scales, first): what the drain at the end costs
-    order = np.argsort(-steps, kind="stable")
-    longest, wall_longest = _timed(lambda: gflow.solve_flows(take(losses, order), take(models, order), slots=slots,
-                                                             **_options()))
-    back = np.argsort(order)
-    longest = SimpleNamespace(**{k: getattr(longest, k)[back] for k in ("loss", "saved", "final_params", "steps")})
-    log(f"  refill, longest first: {wall_longest:.2f} s ({n / wall_longest:.3g} flows/s)")
-
     lock_work = sum(len(c) * int(steps[c].max()) for c in chunks)  # flow-steps a lock-step chunk pays for
     statuses = {s: locked.statuses.count(s) for s in sorted(set(locked.statuses))}
     by_scale = {f"{c:g}": int(np.median(steps[[g["scale"] == c for g in grid]])) for c in scales}
@@ -162,10 +153,7 @@ def compare(n_seeds: int, slots: int, n_single: int, log, ks=KS, scales=SCALES) 
            "ratio_one_by_one_over_lock_step": wall_single_all / wall_lock,
            "ms_per_round_refill": 1e3 * wall_refill * slots / steps.sum(),
            "ms_per_lock_step": 1e3 * wall_lock / sum(int(steps[c].max()) for c in chunks),
-           "wall_refill_longest_first_s": wall_longest, "flows_per_s_refill_longest_first": n / wall_longest,
-           "ratio_lock_step_over_refill_longest_first": wall_lock / wall_longest,
            "refill_vs_lock_step": _agreement(locked, refilled),
-           "refill_longest_first_vs_refill": _agreement(refilled, longest),
            "one_by_one_vs_lock_step": _single_agreement(singles, locked),
            "one_by_one_vs_refill": _single_agreement(singles, refilled)}
     log(_report(row))
@@ -200,9 +188,6 @@ def _report(r: dict) -> str:
         f"{r['ratio_one_by_one_over_lock_step']:.2f}×",
         f"  a lock-step of {r['slots']} flows {r['ms_per_lock_step']:.2f} ms; a round of the {r['slots']} slots (wall × "
         f"slots / Σ steps) {r['ms_per_round_refill']:.2f} ms",
-        f"  refill with the flows longest first (an oracle order): {r['wall_refill_longest_first_s']:.1f} s, "
-        f"lock-step / refill = {r['ratio_lock_step_over_refill_longest_first']:.2f}×; its rows bit-identical to grid "
-        f"order's: {r['refill_longest_first_vs_refill']['bit_identical_rows']}/{r['n_flows']}",
         f"  refill vs lock-step: final loss max rel diff {a['max_rel_diff_final_loss']:.1e}, final θ "
         f"{a['max_rel_diff_final_params']:.1e}, same step counts {a['same_steps']}/{a['rows']}, bit-identical rows "
         f"{a['bit_identical_rows']}/{a['rows']}",

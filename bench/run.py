@@ -40,7 +40,7 @@ steps/s and their ratio.
 
 --refill (issue 26) replaces the baselines by refilling slots (``solve_flows(..., slots=S)``) against lock-step batches
 of S flows and one-by-one runs on a sweep of R1-size flows whose step counts differ more than 10× (init scales
-1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process, refill also with the flows longest first:
+1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process:
 wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, not required).
 
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
