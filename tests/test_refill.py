@@ -153,3 +153,24 @@ def test_a_sweep_with_refilling_slots_resumes_with_the_same_bits(tmp_path):
     again = sweep(tmp_path / "a")
     assert [r.computed for r in again] == [False, True, True, False, False, False]
     assert_same_bits(again, first)
+
+
+def test_repeated_save_times_are_laid_out_as_lock_step_does(flows):
+    """A save grid with repeated times (run on its distinct times, then laid out again) gives lock-step's rows."""
+    grid = np.array([0.0, 1.0, 1.0, 10.0, 100.0, 100.0, 100.0, T1])
+    some = np.array([0, 4])
+    losses, models = take(flows[0], some), take(flows[1], some)
+    a = gflow.solve_flows(losses, models, T1, save_at=grid, progress=False)
+    b = gflow.solve_flows(losses, models, T1, save_at=grid, progress=False, slots=SLOTS)
+    np.testing.assert_array_equal(a.ts, b.ts)
+    np.testing.assert_array_equal(a.saved, b.saved)
+    np.testing.assert_allclose(b.params, a.params, rtol=0, atol=1e-9)
+    stopped = gflow.solve_flows(losses, models, T1, save_at=grid, progress=False, slots=SLOTS, stop_loss=1e-3)
+    lock = gflow.solve_flows(losses, models, T1, save_at=grid, progress=False, stop_loss=1e-3)
+    np.testing.assert_array_equal(stopped.ts, lock.ts)  # the final row right after the last save made
+
+
+def test_save_times_one_step_cannot_hold_are_refused(flows):
+    crowded = T1 - np.spacing(T1) * np.array([3.0, 2.0, 1.0, 0.0])
+    with pytest.raises(gflow.GflowInputError, match="100 ulps"):
+        gflow.solve_flows(*flows, T1, slots=SLOTS, progress=False, save_at=np.concatenate([[0.0, 1.0], crowded]))

@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from diffrax._term import WrapTerm  # diffeqsolve wraps terms in it: the solvers see them as there
 
+from .._checks import GflowInputError
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
 from ._descent import rejected_ascent
@@ -48,25 +49,35 @@ from ._term import GradientFlowTerm
 
 ITERATIONS_PER_CALL = 2_000  # loop steps per compiled call: between calls the host reports progress
 REFILL_FRACTION = 16  # refill when 1/REFILL_FRACTION of the slots are waiting (or none is running)
+# Saves one step can make: steps land on every save time (gflow/flow/_step_control.py), so with distinct save times
+# a step saves at most its end, plus t0 on the first step, or the last two times when diffrax stretches a step ending
+# within 100 ulps of t1 to t1 (integrate_refilling removes repeated times and refuses grids that need more)
+SAVES_PER_STEP = 2
 
 
 class _Flow(eqx.Module):
-    """One flow's integration state, as diffrax's loop state for gflow's solves, with its save buffers."""
+    """One flow's integration state, as diffrax's loop state for gflow's solves (its saves go straight to the
+    outputs)."""
 
     tprev: jax.Array
     tnext: jax.Array
     y: jax.Array
     solver_state: object
     controller_state: object
-    made_jump: jax.Array
     result: diffrax.RESULTS
     steps: jax.Array
     accepted: jax.Array
     rejected: jax.Array
     ts_index: jax.Array  # next entry of the save grid
-    save_index: jax.Array  # next row of the buffers
-    ts: jax.Array  # (S + 1,) saved times (inf: not reached), the last row for the final state
-    ys: jax.Array  # (S + 1, n)
+    save_index: jax.Array  # next row of the flow's saves
+
+
+class _Saves(eqx.Module):
+    """What one step of a slot saves: up to SAVES_PER_STEP rows (row ``n_rows``, out of range, for none)."""
+
+    rows: jax.Array
+    ts: jax.Array
+    ys: jax.Array
 
 
 class _Problem(eqx.Module):
@@ -97,7 +108,7 @@ def _problem(loss, atol, diverge, static, unravel, solver, controller, rtol, ts,
                     diverge=diverge, watch_loss=watch_loss)
 
 
-def _start(problem: _Problem, theta0, t0, t1, n_saves: int, stop_loss) -> _Flow:
+def _start(problem: _Problem, theta0, t0, t1, stop_loss) -> _Flow:
     """diffeqsolve's initial state (dt0 None: the controller picks the first step)."""
     error_order = problem.solver.error_order(problem.terms)
     tnext, controller_state = problem.controller.init(problem.terms, t0, t1, theta0, None, None, problem.solver.func,
@@ -108,9 +119,7 @@ def _start(problem: _Problem, theta0, t0, t1, n_saves: int, stop_loss) -> _Flow:
                                    diffrax.RESULTS.successful)
     zero = jnp.array(0)
     return _Flow(tprev=t0, tnext=tnext, y=theta0, solver_state=solver_state, controller_state=controller_state,
-                 made_jump=jnp.array(False), result=result, steps=zero, accepted=zero, rejected=zero, ts_index=zero,
-                 save_index=zero, ts=jnp.full(n_saves + 1, jnp.inf, dtype=theta0.dtype),
-                 ys=jnp.full((n_saves + 1,) + theta0.shape, jnp.inf, dtype=theta0.dtype))
+                 result=result, steps=zero, accepted=zero, rejected=zero, ts_index=zero, save_index=zero)
 
 
 def _running(flow: _Flow, t1, max_steps: int):
@@ -118,14 +127,20 @@ def _running(flow: _Flow, t1, max_steps: int):
     return (flow.tprev < t1) & (flow.result == diffrax.RESULTS.successful) & (flow.steps < max_steps)
 
 
-def _advance(problem: _Problem, flow: _Flow, t1, t1_clip_floor, save_ts, stop_loss) -> _Flow:
-    """One iteration of diffrax's loop body (diffrax/_integrate.py ``loop.body_fun``) for gflow's solves."""
+def _advance(problem: _Problem, flow: _Flow, t1, t1_clip_floor, save_ts, stop_loss, go) -> tuple[_Flow, _Saves]:
+    """One iteration of diffrax's loop body (diffrax/_integrate.py ``loop.body_fun``) for gflow's solves: the new
+    state and what the step saved. ``go`` False: the caller discards the step, and it saves nothing."""
     solver, terms = problem.solver, problem.terms
+    # made_jump is always False: gflow's controllers make no jumps (a PIDController returns a constant False, which
+    # diffrax's loop also keeps static), so the solvers' "after a jump" branches are not compiled
     y, y_error, dense_info, solver_state, solver_result = solver.step(
-        terms, flow.tprev, flow.tnext, flow.y, None, flow.solver_state, flow.made_jump)
+        terms, flow.tprev, flow.tnext, flow.y, None, flow.solver_state, False)
     y_error = jnp.where(jnp.isnan(y_error), jnp.inf, y_error)
     keep_step, tprev, tnext, made_jump, controller_state, controller_result = problem.controller.adapt_step_size(
         flow.tprev, flow.tnext, flow.y, y, None, y_error, solver.error_order(terms), flow.controller_state)
+    if made_jump is not False:
+        raise GflowInputError("refilling slots (solve_flows(..., slots=...)) need a step-size controller without jump "
+                              "times; integrate this batch with slots=None")
     tprev = jnp.minimum(tprev, t1)
     clip = tnext > t1_clip_floor
     tnext = jnp.where(clip, jnp.where(keep_step, t1, tprev + 0.5 * (t1 - tprev)), tnext)
@@ -135,37 +150,30 @@ def _advance(problem: _Problem, flow: _Flow, t1, t1_clip_floor, save_ts, stop_lo
 
     y = keep(y, flow.y)
     solver_state = jax.tree_util.tree_map(keep, solver_state, flow.solver_state)
-    made_jump = keep(made_jump, flow.made_jump)
     solver_result = diffrax.RESULTS.where(keep_step, solver_result, diffrax.RESULTS.successful)
     result = diffrax.RESULTS.where(flow.result == diffrax.RESULTS.successful, solver_result, flow.result)
     result = diffrax.RESULTS.where(result == diffrax.RESULTS.successful, controller_result, result)
 
     interpolator = solver.interpolation_cls(t0=flow.tprev, t1=flow.tnext, **dense_info)
-
-    def save_more(s):
-        index, _, _, _ = s
-        return keep_step & (save_ts[index] <= flow.tnext) & (index < len(save_ts))
-
-    def save_one(s):
-        index, row, ts, ys = s
-        t = save_ts[index]
-        return index + 1, row + 1, ts.at[row].set(t), ys.at[row].set(interpolator.evaluate(t))
-
-    ts_index, save_index, ts, ys = jax.lax.while_loop(save_more, save_one,
-                                                      (flow.ts_index, flow.save_index, flow.ts, flow.ys))
+    # the save times this step reached (diffrax saves every ts ≤ the step's end, by interpolation), at most
+    # SAVES_PER_STEP of them (their order is sorted, so they are the first ones)
+    index = flow.ts_index + jnp.arange(SAVES_PER_STEP)
+    t_save = save_ts[jnp.minimum(index, len(save_ts) - 1)]
+    due = go & keep_step & (index < len(save_ts)) & (t_save <= flow.tnext)
+    saves = _Saves(rows=jnp.where(due, flow.save_index + jnp.arange(SAVES_PER_STEP), len(save_ts) + 1), ts=t_save,
+                   ys=jnp.stack([interpolator.evaluate(t_save[i]) for i in range(SAVES_PER_STEP)]))
+    count = jnp.sum(due)
     result = diffrax.RESULTS.where(problem.stops(y, stop_loss), diffrax.RESULTS.event_occurred, result)
     return _Flow(tprev=tprev, tnext=tnext, y=y, solver_state=solver_state, controller_state=controller_state,
-                 made_jump=made_jump, result=result, steps=flow.steps + 1,
+                 result=result, steps=flow.steps + 1,
                  accepted=flow.accepted + jnp.where(keep_step, 1, 0), rejected=flow.rejected + jnp.where(keep_step, 0, 1),
-                 ts_index=ts_index, save_index=save_index, ts=ts, ys=ys)
+                 ts_index=flow.ts_index + count, save_index=flow.save_index + count), saves
 
 
-class _Finished(eqx.Module):
-    """A flow's outputs once its loop has ended (the integrator's outputs but the losses, computed after the loop)."""
+class _Final(eqx.Module):
+    """A flow's statistics once its loop has ended (its saves and final row are in the loop's buffers)."""
 
-    ts: jax.Array
-    ys: jax.Array
-    result: diffrax.RESULTS
+    result: jax.Array  # a diffrax.RESULTS code
     steps: jax.Array
     accepted: jax.Array
     rejected: jax.Array
@@ -173,15 +181,13 @@ class _Finished(eqx.Module):
     rejected_ascent: jax.Array
 
 
-def _finish(problem: _Problem, flow: _Flow, t1, max_steps: int) -> _Finished:
-    """diffeqsolve's end of the loop: the final state saved in the next row (SaveAt t1), max_steps_reached for a flow
-    still running."""
+def _final(solver, flow: _Flow, t1) -> _Final:
+    """diffeqsolve's end of the loop: max_steps_reached for a flow still running."""
     still_running = (flow.tprev < t1) & (flow.result == diffrax.RESULTS.successful)
     result = diffrax.RESULTS.where(still_running, diffrax.RESULTS.max_steps_reached, flow.result)
-    return _Finished(ts=flow.ts.at[flow.save_index].set(flow.tprev), ys=flow.ys.at[flow.save_index].set(flow.y),
-                     result=result, steps=flow.steps, accepted=flow.accepted, rejected=flow.rejected,
-                     hessian_vector_products=hessian_vector_products(problem.solver, flow.solver_state),
-                     rejected_ascent=rejected_ascent(flow.controller_state))
+    return _Final(result=result._value, steps=flow.steps, accepted=flow.accepted, rejected=flow.rejected,
+                  hessian_vector_products=hessian_vector_products(solver, flow.solver_state),
+                  rejected_ascent=rejected_ascent(flow.controller_state))
 
 
 class _Slots(eqx.Module):
@@ -198,11 +204,14 @@ class _Slots(eqx.Module):
 
 
 class _Loop(eqx.Module):
-    """One device's loop state: the slots, the outputs of every flow (rows by local flow index), the next pending
-    flow and the iterations so far."""
+    """One device's loop state: the slots; every flow's saved times and parameters (rows by local flow index, the
+    row after a flow's last save holding its final state, the rest inf, as diffeqsolve lays them out) and
+    statistics; the next pending flow; the iterations so far."""
 
     slots: _Slots
-    out: _Finished
+    ts: jax.Array  # (flows, saves + 1)
+    ys: jax.Array  # (flows, saves + 1, n)
+    final: _Final
     next_flow: jax.Array
     iterations: jax.Array
 
@@ -277,78 +286,86 @@ def _load(spec: _Spec, shared, flows: _Flows, rows) -> _Slots:
     loss, atol, diverge = take(flows.losses, rows), flows.atols[rows], flows.diverges[rows]
 
     def one(loss, theta0, atol, diverge):
-        return _start(_problem_of(spec, shared, loss, atol, diverge), theta0, t0, t1, spec.n_saves, stop_loss)
+        return _start(_problem_of(spec, shared, loss, atol, diverge), theta0, t0, t1, stop_loss)
 
     state = eqx.filter_vmap(one)(loss, flows.thetas[rows], atol, diverge)
     return _Slots(flow=rows, loss=loss, atol=atol, diverge=diverge, state=state, waiting=_ended(spec, shared, state))
 
 
-def _finished(spec: _Spec, shared, slots: _Slots) -> _Finished:
-    def one(loss, atol, diverge, state):
-        return _finish(_problem_of(spec, shared, loss, atol, diverge), state, shared[1], spec.max_steps)
-
-    return eqx.filter_vmap(one, in_axes=_slot_axis)(slots.loss, slots.atol, slots.diverge, slots.state)
-
-
 def _initial_loop(spec: _Spec, shared, flows: _Flows) -> _Loop:
-    first = jnp.arange(spec.n_slots)
+    n, first = flows.thetas.shape[0], jnp.arange(spec.n_slots)
     holds = first < flows.count
     slots = _load(spec, shared, flows, first)
     slots = eqx.tree_at(lambda s: (s.flow, s.waiting), slots, (jnp.where(holds, first, -1), holds & slots.waiting))
-    one = jax.eval_shape(lambda: _take_rows(_finished(spec, shared, slots), 0))
-    out = jax.tree_util.tree_map(lambda s: jnp.zeros((flows.thetas.shape[0],) + s.shape, s.dtype), one)
-    return _Loop(slots=slots, out=out, next_flow=jnp.minimum(jnp.asarray(spec.n_slots), flows.count),
-                 iterations=jnp.array(0))
+    one = jax.eval_shape(lambda: _final(spec.solver, _take_rows(slots.state, 0), shared[1]))
+    final = jax.tree_util.tree_map(lambda x: jnp.zeros((n,) + x.shape, x.dtype), one)
+    rows = spec.n_saves + 1
+    return _Loop(slots=slots, ts=jnp.full((n, rows), jnp.inf), ys=jnp.full((n, rows, flows.thetas.shape[1]), jnp.inf),
+                 final=final, next_flow=jnp.minimum(jnp.asarray(spec.n_slots), flows.count), iterations=jnp.array(0))
 
 
 def _refill(spec: _Spec, shared, flows: _Flows, loop: _Loop) -> _Loop:
-    """Write the outputs of up to ``refill_group`` waiting slots and load the next pending flows into them."""
-    slots, n_flows, none = loop.slots, flows.thetas.shape[0], spec.n_slots
+    """When due: write the final state and statistics of up to ``refill_group`` waiting slots, and load the next
+    pending flows into them. Every write is a scatter whose rows are out of range when nothing is due, and only the
+    loading of new flows (small) is conditional: a ``lax.cond`` over the loop's buffers would copy them every step
+    (it cost 0.8 ms a step, more than a step, with 150 saves of 1 680 parameters for 6 flows)."""
+    slots, n, none = loop.slots, flows.thetas.shape[0], spec.n_slots
+    running = (slots.flow >= 0) & ~slots.waiting
+    due = (jnp.sum(slots.waiting) >= spec.refill_group) | (~jnp.any(running) & jnp.any(slots.waiting))
     picked = jnp.nonzero(slots.waiting, size=spec.refill_group, fill_value=none)[0]  # in slot order
-    valid = picked < none
-    done = _take_rows(slots, jnp.clip(picked, 0, none - 1))
-    out = _set_rows(loop.out, jnp.where(valid, done.flow, n_flows), _finished(spec, shared, done))
+    valid = due & (picked < none)
+    at = jnp.clip(picked, 0, none - 1)
+    done = _take_rows(slots.state, at)
+    target = jnp.where(valid, slots.flow[at], n)
+    ts = loop.ts.at[target, done.save_index].set(done.tprev, mode="drop")
+    ys = loop.ys.at[target, done.save_index].set(done.y, mode="drop")
+    final = _set_rows(loop.final, target, eqx.filter_vmap(lambda f: _final(spec.solver, f, shared[1]),
+                                                          in_axes=_slot_axis)(done))
     new = loop.next_flow + jnp.cumsum(valid) - 1
     loads = valid & (new < flows.count)
-    loaded = eqx.tree_at(lambda s: s.flow, _load(spec, shared, flows, new), new)
-    slots = _set_rows(slots, jnp.where(loads, picked, none), loaded)
+    shape = eqx.filter_eval_shape(_load, spec, shared, flows, new)
+    loaded = jax.lax.cond(jnp.any(loads), lambda: _load(spec, shared, flows, new),
+                          lambda: jax.tree_util.tree_map(
+                              lambda x: jnp.zeros(x.shape, x.dtype) if isinstance(x, jax.ShapeDtypeStruct) else x, shape))
+    slots = _set_rows(slots, jnp.where(loads, picked, none), eqx.tree_at(lambda s: s.flow, loaded, new))
     emptied = jnp.where(valid & ~loads, picked, none)
     slots = eqx.tree_at(lambda s: (s.flow, s.waiting), slots, (slots.flow.at[emptied].set(-1, mode="drop"),
                                                                 slots.waiting.at[emptied].set(False, mode="drop")))
-    return _Loop(slots=slots, out=out, next_flow=loop.next_flow + jnp.sum(loads), iterations=loop.iterations)
+    return _Loop(slots=slots, ts=ts, ys=ys, final=final, next_flow=loop.next_flow + jnp.sum(loads),
+                 iterations=loop.iterations)
 
 
 def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
     """Up to ``iterations`` more iterations of one device's loop: refill when due, then one step of every running
-    slot."""
+    slot, its saves written straight into the flow's rows."""
     _, t1, ts, _, stop_loss = shared
     t1_clip_floor = t1
     for _ in range(100):  # diffrax: a step ending within 100 ulps of t1 is stretched to t1
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
     limit = loop.iterations + iterations
+    n = flows.thetas.shape[0]
 
     def more(loop):
         return jnp.any(loop.slots.flow >= 0) & (loop.iterations < limit)
 
-    def step(slots):
-        def one(loss, atol, diverge, state):
-            return _advance(_problem_of(spec, shared, loss, atol, diverge), state, t1, t1_clip_floor, ts, stop_loss)
-
-        go = (slots.flow >= 0) & ~slots.waiting
-        stepped = eqx.filter_vmap(one, in_axes=_slot_axis)(slots.loss, slots.atol, slots.diverge, slots.state)
-        state = _where_rows(go, stepped, slots.state)
-        return eqx.tree_at(lambda s: (s.state, s.waiting), slots,
-                           (state, slots.waiting | (go & _ended(spec, shared, state))))
+    def one(loss, atol, diverge, state, go):
+        return _advance(_problem_of(spec, shared, loss, atol, diverge), state, t1, t1_clip_floor, ts, stop_loss, go)
 
     def body(loop):
+        loop = _refill(spec, shared, flows, loop)
         slots = loop.slots
-        idle = ~jnp.any((slots.flow >= 0) & ~slots.waiting)
-        due = (jnp.sum(slots.waiting) >= spec.refill_group) | (idle & jnp.any(slots.waiting))
-        loop = jax.lax.cond(due, lambda lp: _refill(spec, shared, flows, lp), lambda lp: lp, loop)
-        # every slot steps, the ones not running discarding theirs (a lax.cond around the step, to skip it when
-        # nothing runs, cost 27 % per step on the CPU: it copies the state)
-        slots = step(loop.slots)
-        return _Loop(slots=slots, out=loop.out, next_flow=loop.next_flow, iterations=loop.iterations + 1)
+        # every slot steps, the ones not running discarding theirs (a lax.cond to skip the step when nothing runs
+        # would copy the state)
+        go = (slots.flow >= 0) & ~slots.waiting
+        stepped, saves = eqx.filter_vmap(one, in_axes=_slot_axis)(slots.loss, slots.atol, slots.diverge, slots.state,
+                                                                  go)
+        owner = jnp.broadcast_to(jnp.where(go, slots.flow, n)[:, None], saves.rows.shape)
+        state = _where_rows(go, stepped, slots.state)
+        slots = eqx.tree_at(lambda s: (s.state, s.waiting), slots, (state, slots.waiting | (go & _ended(spec, shared,
+                                                                                                     state))))
+        return _Loop(slots=slots, ts=loop.ts.at[owner, saves.rows].set(saves.ts, mode="drop"),
+                     ys=loop.ys.at[owner, saves.rows].set(saves.ys, mode="drop"), final=loop.final,
+                     next_flow=loop.next_flow, iterations=loop.iterations + 1)
 
     return jax.lax.while_loop(more, body, loop)
 
@@ -365,23 +382,24 @@ def _continue(fixed, loop, iterations):
     return _run(spec, shared, flows, loop, iterations)
 
 
-def _outputs(spec: _Spec, flows: _Flows, out: _Finished, t0) -> IntegratorOutput:
+def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
     """The integrator's outputs of ``flows`` (as gflow/flow/_solve.py ``_integrate_one`` returns them): the row at
     t0 is θ0 itself, and L at every saved row."""
 
-    def one(loss, theta0, fin):
+    def one(loss, theta0, ts, ys, fin):
         term = GradientFlowTerm(loss, spec.static, spec.unravel)
-        ys = jnp.where((fin.ts == t0)[:, None], theta0[None, :], fin.ys)
+        ys = jnp.where((ts == t0)[:, None], theta0[None, :], ys)
         values = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
                              batch_size=ROWS_PER_BATCH)
         return IntegratorOutput(
-            ts=fin.ts, ys=ys, losses=values, hit_max_steps=fin.result == diffrax.RESULTS.max_steps_reached,
-            succeeded=(fin.result == diffrax.RESULTS.successful) | (fin.result == diffrax.RESULTS.event_occurred),
+            ts=ts, ys=ys, losses=values, hit_max_steps=fin.result == diffrax.RESULTS.max_steps_reached._value,
+            succeeded=(fin.result == diffrax.RESULTS.successful._value) | (
+                fin.result == diffrax.RESULTS.event_occurred._value),
             steps=fin.steps, accepted=fin.accepted, rejected=fin.rejected,
             hessian_vector_products=fin.hessian_vector_products,
-            underflow=fin.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=fin.rejected_ascent)
+            underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent)
 
-    return eqx.filter_vmap(one)(flows.losses, flows.thetas, out)
+    return eqx.filter_vmap(one)(flows.losses, flows.thetas, loop.ts, loop.ys, loop.final)
 
 
 _outputs_jit = eqx.filter_jit(_outputs)
@@ -408,8 +426,10 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
     size; padding rows never run). Returns the integrator's outputs as numpy arrays with a leading flow axis, in the
     batch's order (``time_restarts`` unset). ``progress(done, total, elapsed)``: called between compiled calls."""
     _, static, unravel = flatten(take(models0, 0))
+    save_ts, repeats = distinct_save_times(setup.ts, setup.t0, setup.t1)
+    shared = (shared[0], shared[1], jnp.asarray(save_ts), *shared[3:])
     spec = _Spec(static=static, unravel=unravel, solver=setup.solver, controller=setup.controller,
-                 n_slots=slots_per_device, refill_group=refill_group(slots_per_device), n_saves=len(setup.ts),
+                 n_slots=slots_per_device, refill_group=refill_group(slots_per_device), n_saves=len(save_ts),
                  max_steps=setup.max_steps, watch_loss=watch_loss, resolve_loss=resolve_loss)
     n, order = int(thetas.shape[0]), loading_order(thetas)
     dealt = [order[d::len(devices)] for d in range(len(devices))]
@@ -434,12 +454,48 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
             progress(sum(int(p[1].next_flow) for p in programs) - remaining, n, time.perf_counter() - started)
     result = None
     for mine, ((spec_, shared_, flows), loop) in zip(dealt, programs):
-        out = [np.asarray(x)[:len(mine)] for x in _outputs_jit(spec_, flows, loop.out, shared_[0])[:-1]]
+        out = [np.asarray(x)[:len(mine)] for x in _outputs_jit(spec_, flows, loop, shared_[0])[:-1]]
         if result is None:
             result = [np.empty((n,) + x.shape[1:], x.dtype) for x in out]
         for whole, part in zip(result, out):
             whole[mine] = part
-    return IntegratorOutput(*result)
+    return _with_repeated_saves(IntegratorOutput(*result), repeats)
+
+
+def distinct_save_times(ts: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct save times of ``ts`` (sorted) and, for each time of ``ts``, its index among them. A step saves at
+    most SAVES_PER_STEP distinct times; a grid that would need more in one step (several times within the 100 ulps
+    below t1 that diffrax stretches a step over) is refused."""
+    distinct, repeats = np.unique(np.asarray(ts, dtype=np.float64), return_inverse=True)
+    floor = float(t1)
+    for _ in range(100):
+        floor = float(np.nextafter(floor, -np.inf))
+    stretched = int(np.sum(distinct > floor)) + int(floor <= t0)
+    if stretched > SAVES_PER_STEP:
+        raise GflowInputError(f"refilling slots save at most {SAVES_PER_STEP} distinct times per step, and {stretched} "
+                              f"save times lie within 100 ulps of t1 = {t1}, which one step covers: space them out, "
+                              "or use slots=None")
+    return distinct, repeats.reshape(-1)
+
+
+def _with_repeated_saves(out: IntegratorOutput, repeats: np.ndarray) -> IntegratorOutput:
+    """Outputs on the caller's save grid from outputs on its distinct times (:func:`distinct_save_times`): diffrax
+    saves a repeated time once per repeat, and the final state in the row after the last save."""
+    if len(repeats) == out.ts.shape[1] - 1:
+        return out
+    saved = np.sum(np.isfinite(out.ts), axis=1) - 1  # distinct saves made (the row after them: the final state)
+    rows = np.full((out.ts.shape[0], len(repeats) + 1), -1)
+    for i, made in enumerate(saved):
+        kept = np.flatnonzero(repeats < made)  # a sorted grid: the first ones
+        rows[i, :kept.size] = repeats[kept]
+        rows[i, kept.size] = made  # the final state
+    pick = np.maximum(rows, 0)
+
+    def laid_out(x, fill):
+        x = np.take_along_axis(x, pick.reshape(pick.shape + (1,) * (x.ndim - 2)), axis=1)
+        return np.where((rows >= 0).reshape(rows.shape + (1,) * (x.ndim - 2)), x, fill)
+
+    return out._replace(ts=laid_out(out.ts, np.inf), ys=laid_out(out.ys, np.inf), losses=laid_out(out.losses, np.nan))
 
 
 PRINT_EVERY_SECONDS = 2.0
