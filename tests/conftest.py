@@ -84,3 +84,13 @@ def reference_flow(small_loss, general_start):
 
     return gflow.solve_flow(small_loss, general_start, REF_T1, save_at=REF_SAVES,
                             diagnostics={"rho_bal": analysis.balance_ratio, "Q": analysis.balance_matrix})
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs after each test module. Every CPU executable holds memory mappings of its own,
+    and the whole suite in one process compiles thousands: without this the process reached Linux's default limit of
+    65 530 mappings (vm.max_map_count) two thirds through and segfaulted inside XLA's compiler (2026-11-26). The
+    persistent compilation cache still serves the next module."""
+    yield
+    jax.clear_caches()
