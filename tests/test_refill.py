@@ -174,3 +174,52 @@ def test_save_times_one_step_cannot_hold_are_refused(flows):
     crowded = T1 - np.spacing(T1) * np.array([3.0, 2.0, 1.0, 0.0])
     with pytest.raises(gflow.GflowInputError, match="100 ulps"):
         gflow.solve_flows(*flows, T1, slots=SLOTS, progress=False, save_at=np.concatenate([[0.0, 1.0], crowded]))
+
+
+@pytest.mark.parametrize("kind", ["kvaerno5", "dtmin", "frozen"])
+def test_refill_agrees_with_lock_step_beyond_the_default_setup(kind):
+    """What the review of the refill loop found (2026-11-26): an implicit stock solver needs the controller's
+    tolerances in its root finder, a PIDController's dtmin flag must be carried per slot, and each flow keeps the
+    static part of its model (Frozen layers differ between these Elman students)."""
+    import diffrax
+
+    if kind == "frozen":
+        teacher = gflow.models.elman_allen_zhu_li(jax.random.key(100), 6, activation="tanh")
+        loss = gflow.objectives.SampleLoss.from_teacher(jax.random.key(7), teacher, 8, 5)
+        losses = [loss] * 3
+        models = [gflow.models.elman_allen_zhu_li(jax.random.key(s), 6, activation="tanh") for s in range(3)]
+        kwargs, t1 = dict(save_at=6, max_steps=500), 1.0
+    else:
+        losses, models = heterogeneous_batch(3)
+        t1 = 100.0
+        kwargs = dict(save_at=6, solver="kvaerno5") if kind == "kvaerno5" else dict(
+            save_at=6, max_steps=3000, stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-10, dtmin=0.01))
+    a = gflow.solve_flows(losses, models, t1, progress=False, **kwargs)
+    b = gflow.solve_flows(losses, models, t1, progress=False, slots=2, **kwargs)
+    assert a.statuses == b.statuses
+    np.testing.assert_allclose(b.loss[:, 0], a.loss[:, 0], rtol=1e-12)  # each flow's own loss at its own start
+    np.testing.assert_allclose(b.params[:, -1], a.params[:, -1], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(b.steps, a.steps, rtol=0.02)
+
+
+@pytest.mark.parametrize("slots", [None, 2])
+def test_diagnostics_see_each_flows_own_frozen_arrays(slots):
+    """Diagnostics rebuild each flow's model on its own static part (a Frozen target that differs per flow), in
+    lock-step and refilling batches; before 2026-11-26 every flow's were read on flow 0's."""
+    from gflow.models import Frozen
+
+    class Model(eqx.Module):
+        w: jax.Array
+        target: Frozen
+
+    class Loss(eqx.Module):
+        k: jax.Array
+
+        def __call__(self, m):
+            return jnp.sum((m.w - m.target.value) ** 2) * self.k
+
+    models = [Model(jnp.zeros(2), Frozen(jnp.asarray([1.0, 2.0]) * (i + 1))) for i in range(3)]
+    batch = gflow.solve_flows([Loss(jnp.asarray(1.0))] * 3, models, 1.0, save_at=3, progress=False, solver="tsit5",
+                              slots=slots, diagnostics={"target0": lambda m: m.target.value[0]})
+    np.testing.assert_array_equal(batch.diagnostics["target0"][:, 0], [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(batch.loss[:, 0], [5.0, 20.0, 45.0])

@@ -30,7 +30,7 @@ from .._checks import GflowInputError, positive_float, positive_int
 from ..flow._options import _diagnostic_functions
 from ..flow._progress import StepProgress
 from ..flow._solve import _check_model_and_loss, _validate_batch, diverge_limits, QUIET_SECONDS
-from ..models._flatten import evaluate_rows
+from ..models._flatten import evaluate_batch_rows
 from ..results._flow_batch import FlowBatch
 from ..results._trajectory import STATUSES
 from ._runners import (
@@ -272,8 +272,7 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, func
             options["config"]))
     diagnostics = {"step": step_arr, "learning_rate": lrs}
     if functions:
-        values = evaluate_rows(functions, stacking.take(models0, 0), jnp.asarray(params.reshape((-1, n_params))))
-        diagnostics.update({k: np.asarray(v).reshape((n, width) + np.shape(v)[1:]) for k, v in values.items()})
+        diagnostics.update(evaluate_batch_rows(functions, models0, params))
     last = saved.sum(axis=1) - 1
     counts = np.asarray(taken, dtype=np.int64)
     status_codes = np.where(codes != 0, STATUSES.index("diverged"), STATUSES.index("completed")).astype(np.int8)

@@ -10,13 +10,19 @@ with the next pending flow. The cost is then about the sum of the flows' steps d
 
 **What is guaranteed.** A slot's state is one row of vmapped arrays, updated by the same arithmetic whichever slot
 it is in and whoever its neighbours are, and a new flow is initialised by the same vmapped arithmetic; so a flow's
-result is bit-identical whatever its slot, its neighbours and the order of the flows, for a given number of slots
-per device (tests/test_refill.py: a permuted batch, and each flow alone in a program of the same size). Against the
-lock-step path (:func:`gflow.solve_flows` without ``slots``) the loop takes the same steps in the same order and
-agrees to rounding (the compiled programs differ, so XLA may fuse differently); the tests check agreement to 1e-9
-relative and report, not require, bit-identity. Exceptions, as for lock-step batches: a solver that couples the
-members of a batch on purpose (``GaussNewtonRosenbrock`` refreshing a lagged, materialized Jacobian for every member
-when one needs it) and a different number of local devices.
+result is bit-identical whatever its slot, its neighbours, its position in the batch and the number of devices, for a
+given number of slots per device (tests/test_refill.py: a 3-flow subset of a 6-flow batch, other slots and
+neighbours; 2 devices against 1). Against the lock-step path (:func:`gflow.solve_flows` without ``slots``) the loop
+takes the steps diffrax takes and agrees to rounding (the compiled programs differ, so XLA may fuse differently);
+the tests check agreement to 1e-9 and report, not require, bit-identity, with gflow's solvers, an implicit stock
+solver, a user's PIDController with ``dtmin``, and models whose Frozen layers differ. Exceptions: the solvers that
+couple the members of a batch on purpose, through an ``unvmap`` (``GaussNewtonRosenbrock`` refreshing a lagged,
+materialized Jacobian for every member when one needs it, or falling back for every member when one Cholesky
+fails; ``RodasGradientFlow`` iterating its Richardson solves until every member has converged): there a flow's
+bits, and its Hessian-vector count, depend on its neighbours, finished slots included, in refilling and lock-step
+batches alike, and the agreement is to the solver's tolerance (Rodas5P, the "auto" solver below rtol 1e-11: θ within
+2e-8 on the test problem). A controller with jump times, and more than two save times within the 100 ulps below t1
+that one step covers, are refused with a message.
 
 **Refills in groups.** Initialising flows costs about a step of every slot, so slots are refilled when
 ``refill_group`` of them are waiting (about 1/16 of the slots) or when no slot is running any more: a waiting slot
@@ -36,6 +42,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from diffrax._root_finder import use_stepsize_tol  # diffeqsolve fills these in: so do we
 from diffrax._term import WrapTerm  # diffeqsolve wraps terms in it: the solvers see them as there
 
 from .._checks import GflowInputError
@@ -103,9 +110,21 @@ def _problem(loss, atol, diverge, static, unravel, solver, controller, rtol, ts,
     term = GradientFlowTerm(loss, static, unravel)
     # diffeqsolve wraps the terms and the controller in the direction of integration (+1 here): so do we, so that
     # the solvers and the controller see exactly what they see there
-    return _Problem(terms=WrapTerm(term, 1), solver=solver_for_rtol(solver, rtol),
-                    controller=guarded_controller(controller, rtol, atol, term, resolve_loss, None, ts).wrap(1),
-                    diverge=diverge, watch_loss=watch_loss)
+    controller = guarded_controller(controller, rtol, atol, term, resolve_loss, None, ts).wrap(1)
+    return _Problem(terms=WrapTerm(term, 1), solver=_with_stepsize_tolerances(solver_for_rtol(solver, rtol), controller),
+                    controller=controller, diverge=diverge, watch_loss=watch_loss)
+
+
+def _with_stepsize_tolerances(solver, controller):
+    """An implicit solver whose root finder takes its tolerances from the step-size controller (``use_stepsize_tol``),
+    with them filled in, as diffeqsolve does (diffrax/_integrate.py)."""
+    if not isinstance(solver, diffrax.AbstractImplicitSolver):
+        return solver
+    names = [n for n in ("rtol", "atol", "norm") if getattr(solver.root_finder, n) is use_stepsize_tol]
+    if not names:
+        return solver
+    return eqx.tree_at(lambda s: tuple(getattr(s.root_finder, n) for n in names), solver,
+                       tuple(getattr(controller, n) for n in names))
 
 
 def _start(problem: _Problem, theta0, t0, t1, stop_loss) -> _Flow:
@@ -118,6 +137,10 @@ def _start(problem: _Problem, theta0, t0, t1, stop_loss) -> _Flow:
     result = diffrax.RESULTS.where(problem.stops(theta0, stop_loss), diffrax.RESULTS.event_occurred,
                                    diffrax.RESULTS.successful)
     zero = jnp.array(0)
+    # a Python scalar in a state (a PIDController's "at dtmin" flag starts as False and is traced once dtmin is set)
+    # becomes an array, so that each slot carries and updates its own
+    solver_state, controller_state = jax.tree_util.tree_map(
+        lambda x: jnp.asarray(x) if isinstance(x, (bool, int, float)) else x, (solver_state, controller_state))
     return _Flow(tprev=t0, tnext=tnext, y=theta0, solver_state=solver_state, controller_state=controller_state,
                  result=result, steps=zero, accepted=zero, rejected=zero, ts_index=zero, save_index=zero)
 
@@ -197,6 +220,7 @@ class _Slots(eqx.Module):
 
     flow: jax.Array
     loss: object
+    static: object
     atol: jax.Array
     diverge: jax.Array
     state: _Flow
@@ -216,8 +240,8 @@ class _Loop(eqx.Module):
     iterations: jax.Array
 
 
-# Row operations on the slots' state. Every array of a slot has a leading slot axis, except constants of a state's
-# structure (a PIDController's "no dtmin" flag, False, becomes a 0-d array in the loop's carry): those are left alone.
+# Row operations on the slots' state. Every array of a slot has a leading slot axis (the states' Python scalars are
+# made arrays by _start); a 0-d array, should one appear, is a constant of the state's structure and left alone.
 def _batched(x) -> bool:
     return eqx.is_array(x) and x.ndim > 0
 
@@ -247,7 +271,6 @@ def _set_rows(tree, rows, values):
 class _Spec(eqx.Module):
     """What is fixed for a refill program: the model's structure, the solver and controller, and the sizes."""
 
-    static: object
     unravel: object = eqx.field(static=True)
     solver: object = None
     controller: object = None
@@ -260,18 +283,20 @@ class _Spec(eqx.Module):
 
 
 class _Flows(eqx.Module):
-    """The flows of one device's program (leading flow axis): their losses, θ0, atols and diverge thresholds."""
+    """The flows of one device's program (leading flow axis): their losses, the static parts of their models (what
+    θ does not hold: Frozen layers, integer arrays), θ0, atols and diverge thresholds."""
 
     losses: object
+    statics: object
     thetas: jax.Array
     atols: jax.Array
     diverges: jax.Array
     count: jax.Array  # how many rows are real flows (the rest pad the program to a bucketed size and never run)
 
 
-def _problem_of(spec: _Spec, shared, loss, atol, diverge) -> _Problem:
+def _problem_of(spec: _Spec, shared, loss, static, atol, diverge) -> _Problem:
     _, _, ts, rtol, _ = shared
-    return _problem(loss, atol, diverge, spec.static, spec.unravel, spec.solver, spec.controller, rtol, ts,
+    return _problem(loss, atol, diverge, static, spec.unravel, spec.solver, spec.controller, rtol, ts,
                     spec.watch_loss, spec.resolve_loss)
 
 
@@ -283,13 +308,15 @@ def _load(spec: _Spec, shared, flows: _Flows, rows) -> _Slots:
     """Slots holding flows ``rows`` (clipped into range), at their initial states."""
     t0, t1, _, _, stop_loss = shared
     rows = jnp.clip(rows, 0, flows.thetas.shape[0] - 1)
-    loss, atol, diverge = take(flows.losses, rows), flows.atols[rows], flows.diverges[rows]
+    loss, static = take(flows.losses, rows), take(flows.statics, rows)
+    atol, diverge = flows.atols[rows], flows.diverges[rows]
 
-    def one(loss, theta0, atol, diverge):
-        return _start(_problem_of(spec, shared, loss, atol, diverge), theta0, t0, t1, stop_loss)
+    def one(loss, static, theta0, atol, diverge):
+        return _start(_problem_of(spec, shared, loss, static, atol, diverge), theta0, t0, t1, stop_loss)
 
-    state = eqx.filter_vmap(one)(loss, flows.thetas[rows], atol, diverge)
-    return _Slots(flow=rows, loss=loss, atol=atol, diverge=diverge, state=state, waiting=_ended(spec, shared, state))
+    state = eqx.filter_vmap(one)(loss, static, flows.thetas[rows], atol, diverge)
+    return _Slots(flow=rows, loss=loss, static=static, atol=atol, diverge=diverge, state=state,
+                  waiting=_ended(spec, shared, state))
 
 
 def _initial_loop(spec: _Spec, shared, flows: _Flows) -> _Loop:
@@ -348,8 +375,9 @@ def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
     def more(loop):
         return jnp.any(loop.slots.flow >= 0) & (loop.iterations < limit)
 
-    def one(loss, atol, diverge, state, go):
-        return _advance(_problem_of(spec, shared, loss, atol, diverge), state, t1, t1_clip_floor, ts, stop_loss, go)
+    def one(loss, static, atol, diverge, state, go):
+        return _advance(_problem_of(spec, shared, loss, static, atol, diverge), state, t1, t1_clip_floor, ts,
+                        stop_loss, go)
 
     def body(loop):
         loop = _refill(spec, shared, flows, loop)
@@ -357,8 +385,8 @@ def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
         # every slot steps, the ones not running discarding theirs (a lax.cond to skip the step when nothing runs
         # would copy the state)
         go = (slots.flow >= 0) & ~slots.waiting
-        stepped, saves = eqx.filter_vmap(one, in_axes=_slot_axis)(slots.loss, slots.atol, slots.diverge, slots.state,
-                                                                  go)
+        stepped, saves = eqx.filter_vmap(one, in_axes=_slot_axis)(slots.loss, slots.static, slots.atol, slots.diverge,
+                                                                  slots.state, go)
         owner = jnp.broadcast_to(jnp.where(go, slots.flow, n)[:, None], saves.rows.shape)
         state = _where_rows(go, stepped, slots.state)
         slots = eqx.tree_at(lambda s: (s.state, s.waiting), slots, (state, slots.waiting | (go & _ended(spec, shared,
@@ -386,8 +414,8 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
     """The integrator's outputs of ``flows`` (as gflow/flow/_solve.py ``_integrate_one`` returns them): the row at
     t0 is θ0 itself, and L at every saved row."""
 
-    def one(loss, theta0, ts, ys, fin):
-        term = GradientFlowTerm(loss, spec.static, spec.unravel)
+    def one(loss, static, theta0, ts, ys, fin):
+        term = GradientFlowTerm(loss, static, spec.unravel)
         ys = jnp.where((ts == t0)[:, None], theta0[None, :], ys)
         values = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
                              batch_size=ROWS_PER_BATCH)
@@ -399,7 +427,7 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
             hessian_vector_products=fin.hessian_vector_products,
             underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent)
 
-    return eqx.filter_vmap(one)(flows.losses, flows.thetas, loop.ts, loop.ys, loop.final)
+    return eqx.filter_vmap(one)(flows.losses, flows.statics, flows.thetas, loop.ts, loop.ys, loop.final)
 
 
 _outputs_jit = eqx.filter_jit(_outputs)
@@ -415,7 +443,8 @@ def loading_order(thetas: np.ndarray) -> np.ndarray:
     their order). A flow from a small initialization spends the most steps escaping the saddle at 0 (its step count
     grows like log(1/scale)), and a slow flow loaded last runs on while the other slots idle, so the slow ones go
     first. A heuristic for the sweeps gflow is used for (init scales × seeds × lengths); it changes no result (a
-    flow's bits do not depend on when it is loaded), only how well the slots stay busy at the end."""
+    flow's bits do not depend on when it is loaded, but for the solvers that couple a batch's members: module
+    docstring), only how well the slots stay busy at the end."""
     return np.argsort(np.sqrt(np.mean(np.asarray(thetas) ** 2, axis=1)), kind="stable")
 
 
@@ -425,10 +454,11 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
     the flows in :func:`loading_order`, dealt round-robin to the devices (each device's rows padded to a bucketed
     size; padding rows never run). Returns the integrator's outputs as numpy arrays with a leading flow axis, in the
     batch's order (``time_restarts`` unset). ``progress(done, total, elapsed)``: called between compiled calls."""
-    _, static, unravel = flatten(take(models0, 0))
+    _, _, unravel = flatten(take(models0, 0))
+    statics = eqx.partition(models0, eqx.is_inexact_array)[1]  # each flow's own (gflow/models/_flatten.py)
     save_ts, repeats = distinct_save_times(setup.ts, setup.t0, setup.t1)
     shared = (shared[0], shared[1], jnp.asarray(save_ts), *shared[3:])
-    spec = _Spec(static=static, unravel=unravel, solver=setup.solver, controller=setup.controller,
+    spec = _Spec(unravel=unravel, solver=setup.solver, controller=setup.controller,
                  n_slots=slots_per_device, refill_group=refill_group(slots_per_device), n_saves=len(save_ts),
                  max_steps=setup.max_steps, watch_loss=watch_loss, resolve_loss=resolve_loss)
     n, order = int(thetas.shape[0]), loading_order(thetas)
@@ -437,7 +467,8 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
     programs = []
     for mine, device in zip(dealt, devices):
         rows = np.concatenate([mine, np.zeros(per - len(mine), dtype=np.int64)])
-        flows = jax.device_put(_Flows(losses=take(losses, rows), thetas=jnp.asarray(thetas[rows]),
+        flows = jax.device_put(_Flows(losses=take(losses, rows), statics=take(statics, rows),
+                                      thetas=jnp.asarray(thetas[rows]),
                                       atols=jnp.asarray(atols[rows], dtype=jnp.float64),
                                       diverges=jnp.asarray(diverge[rows], dtype=jnp.float64),
                                       count=jnp.asarray(len(mine))), device)

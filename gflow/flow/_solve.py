@@ -18,7 +18,7 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._checks import GflowInputError, positive_int
-from ..models._flatten import evaluate_rows, flatten, ROWS_PER_BATCH, unflatten
+from ..models._flatten import evaluate_batch_rows, flatten, ROWS_PER_BATCH, unflatten
 from ..results._flow_batch import FlowBatch
 from ..results._trajectory import Trajectory
 from ..stacking import (
@@ -221,9 +221,7 @@ def _batch_diagnostics(setup, models0, params):
     """Diagnostics at every saved row of every flow, in one compiled call: name → (B, S)."""
     if not setup.functions:
         return {}
-    flat = jnp.asarray(params.reshape((-1, params.shape[-1])))
-    values = evaluate_rows(setup.functions, take(models0, 0), flat)
-    return {k: np.asarray(v).reshape(params.shape[:2] + np.shape(v)[1:]) for k, v in values.items()}
+    return evaluate_batch_rows(setup.functions, models0, params)
 
 
 def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: float | None = None, solver="auto",
@@ -412,8 +410,10 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     ``slots``: run the batch through a program of ``slots`` flows per device whose slots refill
     (gflow/flow/_refill.py): when a flow ends, its slot takes the next pending flow, so the batch costs about the
     sum of its flows' steps over ``slots`` instead of its largest step count times its size. A flow's result is then
-    bit-identical whatever its slot, neighbours and position in the batch, for a given ``slots``; it agrees with the
-    lock-step path (``slots=None``, the default) to rounding. ``program_size`` is then not used.
+    bit-identical whatever its slot, neighbours and position in the batch, for a given number of slots per device
+    (except with the solvers that couple a batch's members, gflow/flow/_refill.py); it agrees with the lock-step path
+    (``slots=None``, the default) to rounding. ``program_size`` is then not used. Refused: a step-size controller
+    with jump times, and more than two save times within 100 ulps of t1.
 
     Returns a :class:`gflow.FlowBatch`: arrays with a leading flow axis, ``batch[i]`` the
     :class:`gflow.Trajectory` of flow i. ``stats["wall_time_s"]`` is the batch's time.

@@ -12,6 +12,7 @@ import equinox as eqx
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
+import numpy as np
 
 
 def flatten(model) -> tuple[jax.Array, eqx.Module, Callable]:
@@ -37,3 +38,16 @@ def evaluate_rows(functions: dict, template, params) -> dict:
     _, static, unravel = flatten(template)
     return {name: jax.lax.map(lambda y, f=f: f(unflatten(y, static, unravel)), params, batch_size=ROWS_PER_BATCH)
             for name, f in functions.items()}
+
+
+def evaluate_batch_rows(functions: dict, models0, params) -> dict:
+    """name → f(model) (numpy, (B, S, …)) at every row of ``params`` (B, S, n): row i of flow b rebuilt on model b of
+    the stacked ``models0``, so each flow keeps the static part of its own model (its Frozen layers, integer arrays),
+    in one compiled call."""
+    values = _evaluate_batch_rows(functions, models0, jnp.asarray(params))
+    return {name: np.asarray(v) for name, v in values.items()}
+
+
+@eqx.filter_jit
+def _evaluate_batch_rows(functions, models0, params):
+    return eqx.filter_vmap(lambda model, rows: evaluate_rows(functions, model, rows))(models0, params)
