@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ..models._abstract_rnn import AbstractRNN
@@ -49,6 +50,17 @@ class IntegratorOutput(NamedTuple):
     def on_host(self, rows: int | None = None) -> "IntegratorOutput":
         """Every output as a writable numpy array, the first ``rows`` flows (all when None)."""
         return jax.tree_util.tree_map(lambda x: np.array(x if rows is None else np.asarray(x)[:rows]), self)
+
+
+def stops(term, y, diverge_loss, diverge_norm, stop_loss, watch_loss: bool):
+    """gflow's stopping event for a flow at θ = ``y`` (the lock-step and the refilling loops alike): parameters that
+    are non-finite or beyond ``diverge_norm``, and with ``watch_loss`` (a loss threshold was asked for: one loss
+    evaluation per step serves both rules) L ≤ ``stop_loss``, a non-finite L or |L| beyond ``diverge_loss``."""
+    stop = jnp.logical_not(jnp.all(jnp.isfinite(y))) | (jnp.max(jnp.abs(y)) > diverge_norm)
+    if watch_loss:
+        value = term.loss_value(y)
+        stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
+    return stop
 
 
 def _last_true(mask) -> np.ndarray:

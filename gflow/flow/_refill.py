@@ -50,7 +50,7 @@ from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
 from ._descent import rejected_ascent
 from ._gradient_flow_solver import hessian_vector_products
-from ._outcome import IntegratorOutput
+from ._outcome import IntegratorOutput, stops
 from ._step_control import guarded_controller, solver_for_rtol
 from ._term import GradientFlowTerm
 
@@ -98,12 +98,8 @@ class _Problem(eqx.Module):
     watch_loss: bool = eqx.field(static=True)
 
     def stops(self, y, stop_loss):
-        """gflow's stopping event (as gflow/flow/_solve.py: ``stop_or_diverge``)."""
-        stop = jnp.logical_not(jnp.all(jnp.isfinite(y))) | (jnp.max(jnp.abs(y)) > self.diverge[1])
-        if self.watch_loss:
-            value = self.terms.term.loss_value(y)
-            stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > self.diverge[0])
-        return stop
+        """gflow's stopping event (gflow/flow/_outcome.py ``stops``)."""
+        return stops(self.terms.term, y, self.diverge[0], self.diverge[1], stop_loss, self.watch_loss)
 
 
 def _problem(loss, atol, diverge, static, unravel, solver, controller, rtol, ts, watch_loss, resolve_loss):

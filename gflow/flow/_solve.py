@@ -37,7 +37,7 @@ from ..stacking import (
 from ._descent import rejected_ascent
 from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
 from ._options import _check_solver_fits, _Setup, _setup, SolveOptions
-from ._outcome import build_flow_batch, final_rows, IntegratorOutput
+from ._outcome import build_flow_batch, final_rows, IntegratorOutput, stops
 from ._progress import LogTimeProgressMeter
 from ._refill import integrate_refilling, progress_printer
 from ._step_control import flow_atols, guarded_controller, resolves_loss, solver_for_rtol
@@ -58,12 +58,7 @@ def _integrate_one(loss, model0, solver, controller, t0, t1, ts, rtol, atol, sto
     diverge_loss, diverge_norm = diverge[0], diverge[1]
 
     def stop_or_diverge(t, y, args, **kwargs):
-        # Parameters that are non-finite or have grown by diverge_factor: no loss evaluation needed.
-        stop = jnp.logical_not(jnp.all(jnp.isfinite(y))) | (jnp.max(jnp.abs(y)) > diverge_norm)
-        if watch_loss:  # a loss threshold was asked for: one loss evaluation per step serves both rules
-            value = term.loss_value(y)
-            stop = stop | (value <= stop_loss) | jnp.logical_not(jnp.isfinite(value)) | (jnp.abs(value) > diverge_loss)
-        return stop
+        return stops(term, y, diverge_loss, diverge_norm, stop_loss, watch_loss)
 
     sol = diffrax.diffeqsolve(
         term, solver, t0, t1, None, theta0,
