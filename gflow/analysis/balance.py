@@ -14,7 +14,7 @@ from .._checks import GflowInputError, one_of, positive_float
 
 
 def _bc(model):
-    B, C = model.B, model.C
+    _, B, C = model.layers()
     if B.shape != C.T.shape:
         raise GflowInputError(f"balancedness needs B and Cᵀ of equal shape, got B {B.shape} and C {C.shape}")
     return B, C.T

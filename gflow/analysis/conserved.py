@@ -12,9 +12,8 @@ import numpy as np
 
 
 def _as_matrices(model):
-    B = model.B.reshape(model.d, -1)
-    C = model.C.reshape(-1, model.d)
-    return model.transition(), B, C
+    _, B, C = model.layers()
+    return model.transition(), B.reshape(model.d, -1), C.reshape(-1, model.d)
 
 
 def balance_matrix(model):
@@ -32,7 +31,8 @@ def balance_matrix_scale(model):
 
 def norm_difference(model):
     """‖B‖_F² − ‖C‖_F² (seed 000 Lemma E.7), the trace of Q."""
-    return jnp.sum(model.B**2) - jnp.sum(model.C**2)
+    _, B, C = model.layers()
+    return jnp.sum(B**2) - jnp.sum(C**2)
 
 
 def drift_series(values) -> np.ndarray:

@@ -53,8 +53,9 @@ def slackness_modes(model, *, symmetrize: bool = False) -> SlacknessModes:
     :func:`gflow.analysis.symmetric_eigendecomposition`.
     """
     lam, U = symmetric_eigendecomposition(model, symmetrize=symmetrize)
-    b = U.T @ model.B  # (d,) or (d, n_in): row i is u_iᵀ B
-    c = (model.C @ U).T  # (d,) or (d, n_out): row i is (C u_i)ᵀ
+    _, B, C = model.layers()
+    b = U.T @ B  # (d,) or (d, n_in): row i is u_iᵀ B
+    c = (C @ U).T  # (d,) or (d, n_out): row i is (C u_i)ᵀ
     if model.siso:
         b_norm, c_norm = jnp.abs(b), jnp.abs(c)
     else:
@@ -212,8 +213,9 @@ def general_slackness(model, *, cluster_tol: float = DEFAULT_CLUSTER_TOL, cond_m
     cluster_tol = positive_float("cluster_tol", cluster_tol)
     cond_max = positive_float("cond_max", cond_max)
     A = np.asarray(model.transition(), dtype=np.float64)
-    B = np.asarray(model.B, dtype=np.float64).reshape(model.d, -1)
-    C = np.asarray(model.C, dtype=np.float64).reshape(-1, model.d)
+    _, B, C = model.layers()
+    B = np.asarray(B, dtype=np.float64).reshape(model.d, -1)
+    C = np.asarray(C, dtype=np.float64).reshape(-1, model.d)
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B)) and np.all(np.isfinite(C))):
         raise GflowInputError("general_slackness needs finite A, B, C")
     lam, V = np.linalg.eig(A)

@@ -57,8 +57,9 @@ def symmetric_eigendecomposition(model, *, symmetrize: bool = False):
     nearly symmetric A; spec 001 §4).
     """
     if model.structure == "diagonal":
-        order = jnp.argsort(model.A)
-        return model.A[order], jnp.eye(model.d, dtype=model.A.dtype)[:, order]
+        a = model.layers()[0]
+        order = jnp.argsort(a)
+        return a[order], jnp.eye(model.d, dtype=a.dtype)[:, order]
     return jnp.linalg.eigh(_symmetric_transition(model, symmetrize))
 
 
@@ -86,7 +87,8 @@ def spectral_measure(model, *, normalize: bool = False, symmetrize: bool = False
         raise GflowInputError("spectral_measure is defined for SISO models (scalar weights g_i); for MIMO use "
                               "slackness_modes, which gives the per-mode vectors C u_i and u_iᵀ B")
     lam, U = symmetric_eigendecomposition(model, symmetrize=symmetrize)
-    g = (model.C @ U) * (U.T @ model.B)
+    _, B, C = model.layers()
+    g = (C @ U) * (U.T @ B)
     if normalize:
         g = g / jnp.sum(g)
     return DiscreteMeasure(lam, g)

@@ -16,7 +16,7 @@ _TINY = 1e-300
 
 def balance_defect(model):
     """max |B − Cᵀ| / max(max|B|, max|C|): 0 on a balanced model."""
-    B, C = model.B, model.C
+    _, B, C = model.layers()
     if B.shape != C.T.shape:
         raise GflowInputError(f"balancedness needs B and Cᵀ of equal shape, got B {B.shape} and C {C.shape}")
     scale = jnp.maximum(jnp.maximum(jnp.max(jnp.abs(B)), jnp.max(jnp.abs(C))), _TINY)

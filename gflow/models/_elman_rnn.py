@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from .._checks import check_sequence, GflowInputError
 from ._abstract_rnn import AbstractRNN
 from ._activations import Activation, activation as _activation
-from ._frozen import Frozen, unfrozen
+from ._frozen import Frozen, trained_layers, unfrozen
 from ._linear_rnn import _check_finite
 
 LAYERS = ("W", "A", "B")
@@ -58,9 +58,7 @@ class ElmanRNN(AbstractRNN):
 
     def __init__(self, W, A, B, *, activation: str = "relu", output_scale: float = 1.0, trained=LAYERS):
         _activation(activation)
-        trained = (trained,) if isinstance(trained, str) else tuple(trained)
-        if not trained or any(name not in LAYERS for name in trained) or len(set(trained)) != len(trained):
-            raise GflowInputError(f"`trained` must name one or more distinct layers of {LAYERS}, got {trained!r}")
+        trained = trained_layers(trained, LAYERS)
         W, A, B = _as_float("W", W), _as_float("A", A), _as_float("B", B)
         if A.ndim not in (1, 2):
             raise GflowInputError(f"`A` must have shape (m,) (scalar input) or (m, n_in), got {A.shape}")

@@ -44,7 +44,19 @@ class Frozen(eqx.Module):
     def shape(self) -> tuple[int, ...]:
         return self.bits.shape
 
+    @property
+    def ndim(self) -> int:
+        return len(self.bits.shape)
+
 
 def unfrozen(x) -> jax.Array:
     """The array behind ``x``: ``x.value`` for a :class:`Frozen` array, ``x`` itself otherwise."""
     return x.value if isinstance(x, Frozen) else x
+
+
+def trained_layers(trained, layers: tuple[str, ...]) -> tuple[str, ...]:
+    """``trained`` (one name or several) checked against the model's ``layers``: distinct names, at least one."""
+    trained = (trained,) if isinstance(trained, str) else tuple(trained)
+    if not trained or any(name not in layers for name in trained) or len(set(trained)) != len(trained):
+        raise GflowInputError(f"`trained` must name one or more distinct layers of {layers}, got {trained!r}")
+    return trained

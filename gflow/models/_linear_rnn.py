@@ -3,7 +3,9 @@
     s_{t+1} = A s_t + B x_t,    y_{t+1} = C s_{t+1},    s_0 = 0,
 
 so after reading x_0 .. x_{k-1} the output is  y_k = sum_j C A^{k-1-j} B x_j = sum_j h_j x_{k-1-j}
-with the impulse response h_j = C A^j B (seed 000 Def. 1).
+with the impulse response h_j = C A^j B (seed 000 Def. 1). Any subset of A, B, C can be trained (``trained=``); the
+others are stored :class:`gflow.models.Frozen`, as in the diagonal SSM of Slutzky et al. (NeurIPS 2025, §3: A
+trained, B = C = 1 fixed).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import numpy as np
 
 from .._checks import GflowInputError, is_traced, one_of
 from ._abstract_rnn import AbstractRNN
+from ._frozen import Frozen, trained_layers, unfrozen
 from ._impulse_response import dense_impulse_response, diagonal_impulse_response
 
 STRUCTURES = ("general", "symmetric", "diagonal")
+LAYERS = ("A", "B", "C")
 SYMMETRIC_PARAMETERIZATIONS = ("restricted", "triangular")
 
 
@@ -64,17 +68,28 @@ class LinearRNN(AbstractRNN):
     - ``"diagonal"``: A is a length-d vector of eigenvalues (seed 000 Lemma E.3, Sec. 5.1 student).
 
     SISO: B and C of shape (d,). MIMO: B of shape (d, n_in), C of shape (n_out, d).
+
+    ``trained`` names the layers gradient flow and the discrete runners move (default: all three); the others are
+    stored :class:`gflow.models.Frozen`. An argument passed as ``Frozen(x)`` is frozen too (then ``trained``, if
+    given, must not name it). Freezing keeps the closed-form and matrix-free residual Jacobians.
     """
 
-    A: jax.Array
-    B: jax.Array
-    C: jax.Array
+    A: jax.Array | Frozen
+    B: jax.Array | Frozen
+    C: jax.Array | Frozen
     structure: str = eqx.field(static=True, default="general")
     parameterization: str = eqx.field(static=True, default="full")
 
-    def __init__(self, A, B, C, structure: str = "general", parameterization: str | None = None):
+    def __init__(self, A, B, C, structure: str = "general", parameterization: str | None = None, *,
+                 trained=None):
         one_of("structure", structure, STRUCTURES)
-        A, B, C = _parameter("A", A), _parameter("B", B), _parameter("C", C)
+        passed_frozen = tuple(name for name, x in zip(LAYERS, (A, B, C)) if isinstance(x, Frozen))
+        if trained is None:
+            trained = tuple(name for name in LAYERS if name not in passed_frozen)
+        trained = trained_layers(trained, LAYERS)
+        if set(trained) & set(passed_frozen):
+            raise GflowInputError(f"`trained` names {sorted(set(trained) & set(passed_frozen))}, passed as Frozen")
+        A, B, C = _parameter("A", unfrozen(A)), _parameter("B", unfrozen(B)), _parameter("C", unfrozen(C))
         for name, x in (("A", A), ("B", B), ("C", C)):
             _check_finite(name, x)
         if B.ndim not in (1, 2):
@@ -112,7 +127,7 @@ class LinearRNN(AbstractRNN):
                 A = 0.5 * (A + A.T)
                 if parameterization == "triangular":
                     A = A[_triangular_indices(d)]
-        self.A, self.B, self.C = A, B, C
+        self.A, self.B, self.C = (x if name in trained else Frozen(x) for name, x in zip(LAYERS, (A, B, C)))
         self.structure = structure
         self.parameterization = parameterization
 
@@ -122,7 +137,19 @@ class LinearRNN(AbstractRNN):
         return self.B.shape[0]
 
     def description(self) -> dict:
-        return {"structure": self.structure, "parameterization": self.parameterization}
+        out = {"structure": self.structure, "parameterization": self.parameterization}
+        if self.trained != LAYERS:  # only then: descriptions (and sweep identities) of fully trained models unchanged
+            out["trained"] = list(self.trained)
+        return out
+
+    @property
+    def trained(self) -> tuple[str, ...]:
+        """The layers that are trained (not :class:`gflow.models.Frozen`)."""
+        return tuple(name for name in LAYERS if not isinstance(getattr(self, name), Frozen))
+
+    def layers(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """(A, B, C) as arrays, frozen or not: A as stored (see :meth:`transition` for the matrix)."""
+        return unfrozen(self.A), unfrozen(self.B), unfrozen(self.C)
 
     @property
     def d(self) -> int:
@@ -152,18 +179,19 @@ class LinearRNN(AbstractRNN):
 
     def transition(self) -> jax.Array:
         """The dense (d, d) transition matrix the model uses."""
+        A = unfrozen(self.A)
         if self.structure == "diagonal":
-            return jnp.diag(self.A)
+            return jnp.diag(A)
         if self.parameterization == "triangular":
-            return _vector_to_symmetric(self.A, self.d)
+            return _vector_to_symmetric(A, self.d)
         if self.structure == "symmetric":
-            return 0.5 * (self.A + self.A.T)
-        return self.A
+            return 0.5 * (A + A.T)
+        return A
 
     def _step(self):
         """The map s -> A s, by mat-vec (or elementwise for diagonal A); never a matrix power."""
         if self.structure == "diagonal":
-            a = self.A
+            a = unfrozen(self.A)
             return lambda s: (a * s.T).T
         A = self.transition()
         return lambda s: A @ s
@@ -173,9 +201,10 @@ class LinearRNN(AbstractRNN):
         n = int(n)
         if n < 1:
             raise GflowInputError(f"`n` must be >= 1, got {n}")
+        a, B, C = self.layers()
         if self.structure == "diagonal":  # elementwise powers: autodiff through the scan is cheap
-            return diagonal_impulse_response(self.A, self.B, self.C, n)
-        h = dense_impulse_response(self.transition(), self.B.reshape(self.d, -1), self.C.reshape(-1, self.d), n)
+            return diagonal_impulse_response(a, B, C, n)
+        h = dense_impulse_response(self.transition(), B.reshape(self.d, -1), C.reshape(-1, self.d), n)
         return h[:, 0, 0] if self.siso else h
 
     def __call__(self, x: jax.Array) -> jax.Array:
@@ -186,11 +215,12 @@ class LinearRNN(AbstractRNN):
             want = "(T,)" if self.siso else f"(T, {self.n_in})"
             raise GflowInputError(f"input sequence `x` must have shape {want}, got {x.shape}")
         step = self._step()
+        _, B, C = self.layers()
 
         def body(s, xt):
-            s = step(s) + self.B * xt if self.siso else step(s) + self.B @ xt
-            return s, self.C @ s
+            s = step(s) + B * xt if self.siso else step(s) + B @ xt
+            return s, C @ s
 
-        s0 = jnp.zeros((self.d,), self.B.dtype)
+        s0 = jnp.zeros((self.d,), B.dtype)
         _, y = jax.lax.scan(body, s0, x)
         return y

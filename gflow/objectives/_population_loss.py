@@ -4,8 +4,11 @@ Seed 000 eq. 3.4 / Lemma E.1 and seed 001 Lemma 3.1 / C.1: for whitened inputs (
 
     L = Σ_{j<k} weight_j ‖h_j − w_j‖²,      h_j = C A^j B,  w_j the teacher's impulse response,
 
-with weight_j = 1 (last-step labels) or weight_j = k − j (labels at every step: seed 000 App. D, eq. D.3).
-``convention="half"`` multiplies by 1/2, which is the time unit of seed 000's appendix (spec 000 §3.2).
+with weight_j = 1 (last-step labels) or weight_j = k − j (labels at every step: seed 000 App. D, eq. D.3), or any
+nonnegative weights given lag by lag: impulse sequences whose last output is labelled see one lag each, so Slutzky
+et al.'s (NeurIPS 2025, §3) mean squared error over a "baseline" sequence (lag L − 1) and a "special" one (lag 1) is
+weights ½ at those two lags (:meth:`PopulationLoss.at_lags`). ``convention="half"`` multiplies by 1/2, which is the
+time unit of seed 000's appendix (spec 000 §3.2).
 """
 
 from __future__ import annotations
@@ -24,8 +27,32 @@ WEIGHTINGS = ("uniform", "accumulating")
 CONVENTIONS = ("L", "half")
 
 
+def _lag_weights(weighting, k):
+    """Explicit per-lag weights as a float64 vector; checked (length k, nonnegative, finite, not all 0) unless
+    traced."""
+    try:
+        w = jnp.asarray(weighting, dtype=jnp.float64)
+    except (TypeError, ValueError):
+        raise GflowInputError(f"`weighting` must be one of {list(WEIGHTINGS)} or a vector of per-lag weights, got "
+                              f"{weighting!r}") from None
+    if w.ndim != 1:
+        raise GflowInputError(f"per-lag `weighting` must be a vector (one weight per lag j = 0 … k−1), got shape "
+                              f"{w.shape}")
+    if k is not None and not is_traced(k) and w.shape[0] != k:
+        raise GflowInputError(f"per-lag `weighting` has {w.shape[0]} entries, the training length k is {k}")
+    if not is_traced(w):
+        wn = np.asarray(w)
+        if not np.all(np.isfinite(wn)) or np.any(wn < 0) or not np.any(wn > 0):
+            raise GflowInputError(f"per-lag weights must be finite, nonnegative and not all zero, got {wn.tolist()}")
+    return w
+
+
 class PopulationLoss(AbstractSumOfSquares):
-    """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model)."""
+    """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model).
+
+    ``weighting``: ``"uniform"`` (weight 1 at every lag j < k), ``"accumulating"`` (k − j), or a vector of k
+    nonnegative per-lag weights (``weighting == "custom"`` afterwards; :meth:`at_lags` builds one from a dict).
+    """
 
     target: jax.Array
     weights: jax.Array
@@ -44,8 +71,12 @@ class PopulationLoss(AbstractSumOfSquares):
             k_max = positive_int("k_max", k_max)
             if not traced and positive_int("k", k) > k_max:
                 raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({k})")
+        custom = not isinstance(weighting, str)
+        lag_weights = _lag_weights(weighting, None if traced else positive_int("k", k)) if custom else None
         self.k = k_max if k_max is not None else positive_int("k", k)
-        self.weighting = one_of("weighting", weighting, WEIGHTINGS)
+        if custom and lag_weights.shape[0] > self.k:
+            raise GflowInputError(f"per-lag `weighting` has {lag_weights.shape[0]} entries, more than k_max = {self.k}")
+        self.weighting = "custom" if custom else one_of("weighting", weighting, WEIGHTINGS)
         self.convention = one_of("convention", convention, CONVENTIONS)
         if not callable(getattr(teacher, "impulse_response", None)):
             raise GflowInputError(f"`teacher` must have an impulse_response(n) method, got {type(teacher).__name__}")
@@ -54,16 +85,39 @@ class PopulationLoss(AbstractSumOfSquares):
         k = jnp.asarray(k, dtype=jnp.float64)
         inside = j < k
         self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
-        w = jnp.ones(self.k) if weighting == "uniform" else k - j
+        if custom:
+            w = jnp.zeros(self.k).at[: lag_weights.shape[0]].set(lag_weights)
+        else:
+            w = jnp.ones(self.k) if weighting == "uniform" else k - j
         self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
 
+    @classmethod
+    def at_lags(cls, teacher, lag_weights: dict, convention: str = "L") -> "PopulationLoss":
+        """The loss Σ_j weight_j ‖h_j − w_j‖² over the lags named in ``lag_weights`` ({lag: weight}), k = the largest
+        lag + 1. Slutzky et al.'s baseline design at length L is ``{L − 1: 1}``, with the special sequence
+        ``{L − 1: 0.5, 1: 0.5}`` (the mean over the two sequences)."""
+        if not isinstance(lag_weights, dict) or not lag_weights:
+            raise GflowInputError(f"`lag_weights` must be a non-empty dict {{lag: weight}}, got {lag_weights!r}")
+        lags = list(lag_weights)
+        if not all(isinstance(lag, (int, np.integer)) and not isinstance(lag, bool) and lag >= 0 for lag in lags):
+            raise GflowInputError(f"lags must be integers >= 0, got {lags}")
+        w = np.zeros(max(lags) + 1)
+        for lag, weight in lag_weights.items():
+            w[lag] = weight
+        return cls(teacher, len(w), weighting=w, convention=convention)
+
     def description(self) -> dict:
-        return {"convention": self.convention, "k": self.training_length, "weighting": self.weighting}
+        out = {"convention": self.convention, "k": self.training_length, "weighting": self.weighting}
+        if self.weighting == "custom":
+            scale = 2.0 if self.convention == "half" else 1.0
+            out["lag_weights"] = [float(w) * scale for w in np.asarray(self.weights)[: self.training_length]]
+        return out
 
     @property
     def training_length(self) -> int:
-        """The number of lags with non-zero weight: k, also after :meth:`padded_to`."""
-        return int(np.count_nonzero(np.asarray(self.weights)))
+        """The number of lags the loss sees: 1 + the last lag with non-zero weight (k, also after
+        :meth:`padded_to`)."""
+        return int(np.flatnonzero(np.asarray(self.weights))[-1]) + 1
 
     def padded_to(self, k_max: int) -> "PopulationLoss":
         """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
@@ -103,50 +157,65 @@ class PopulationLoss(AbstractSumOfSquares):
         return (w * self.target).reshape(-1)
 
     def residual_jacobian(self, model):
-        """∂r/∂θ in closed form, as a model whose leaves carry a leading axis of length m = len(r).
+        """∂r/∂θ in closed form, as a model whose trained leaves carry a leading axis of length m = len(r) (Frozen
+        layers are left as they are: they are not coordinates of the flow).
 
         With v_j = A^j B and u_j = (Aᵀ)^j Cᵀ (spec 001 §3.1): ∂h_j/∂B = u_j, ∂h_j/∂C = v_j and
         ∂h_j/∂A = Σ_{s<j} u_s v_{j−1−s}ᵀ, chained through the parameterization of A by a VJP. Costs O(k² d²)
-        and no reverse passes; the stiff solver uses it for its Gauss–Newton matrix.
+        and no reverse passes; the stiff solver uses it for its Gauss–Newton matrix. For diagonal A (eigenvalues
+        a) it is ∂h_j/∂a_p = j a_p^{j−1} C_p B_p, O(k d): a diagonal SSM of any width.
         """
         self._check_model(model)
         k, d = self.k, model.d
-        B = model.B.reshape(d, -1)  # (d, n_in)
-        Ct = model.C.reshape(-1, d).T  # (d, n_out)
-        A = model.transition()
-        V, U = krylov_sequence(A, B, k), krylov_sequence(A.T, Ct, k)  # (k, d, n_in), (k, d, n_out)
-        j = jnp.arange(k)
-        lag = j[None, :] - 1 - j[:, None]  # S[s, j] = V[j - 1 - s] where j - 1 - s >= 0
-        S = jnp.where((lag >= 0)[:, :, None, None], V[jnp.clip(lag, 0)], 0.0)  # (k_s, k_j, d, n_in)
-        dA = jnp.einsum("spo,sjqi->joipq", U, S)  # (k, n_out, n_in, d, d)
+        a, B, C = model.layers()
+        B = B.reshape(d, -1)  # (d, n_in)
+        Ct = C.reshape(-1, d).T  # (d, n_out)
+        if model.structure == "diagonal":
+            powers = jnp.cumprod(jnp.concatenate([jnp.ones((1, d), a.dtype), jnp.tile(a, (k - 1, 1))]), axis=0)
+            V, U = powers[:, :, None] * B, powers[:, :, None] * Ct  # (k, d, n_in), (k, d, n_out)
+            previous = jnp.concatenate([jnp.zeros((1, d), a.dtype), powers[:-1]])  # a^{j-1}, 0 at j = 0
+            dA = jnp.einsum("j,jp,po,pi->joip", jnp.arange(k, dtype=a.dtype), previous, Ct, B)  # (k, n_out, n_in, d)
+        else:
+            A = model.transition()
+            V, U = krylov_sequence(A, B, k), krylov_sequence(A.T, Ct, k)  # (k, d, n_in), (k, d, n_out)
+            j = jnp.arange(k)
+            lag = j[None, :] - 1 - j[:, None]  # S[s, j] = V[j - 1 - s] where j - 1 - s >= 0
+            S = jnp.where((lag >= 0)[:, :, None, None], V[jnp.clip(lag, 0)], 0.0)  # (k_s, k_j, d, n_in)
+            dA = jnp.einsum("spo,sjqi->joipq", U, S)  # (k, n_out, n_in, d, d)
         eye_in, eye_out = jnp.eye(B.shape[1]), jnp.eye(Ct.shape[1])
         dB = jnp.einsum("jpo,iq->joipq", U, eye_in)  # ∂h_j[o,i]/∂B[p,q]
         dC = jnp.einsum("jpi,or->joirp", V, eye_out)  # ∂h_j[o,i]/∂C[r,p]
-        m = dA.shape[0] * dA.shape[1] * dA.shape[2]
-        scale = jnp.sqrt(self.weights)[:, None, None]
-        rows = lambda x: (scale[..., None, None] * x).reshape((m,) + x.shape[3:])  # noqa: E731
-        dA, dB, dC = rows(dA), rows(dB), rows(dC)
+        m = dB.shape[0] * dB.shape[1] * dB.shape[2]
+        scale = jnp.sqrt(self.weights)
+        rows = lambda x: (scale.reshape((-1,) + (1,) * (x.ndim - 1)) * x).reshape((m,) + x.shape[3:])  # noqa: E731
 
         def raw_A(G):
+            if model.structure == "diagonal":
+                return G
             _, pullback = jax.vjp(lambda a: eqx.tree_at(lambda mm: mm.A, model, a).transition(), model.A)
             return pullback(G)[0]
 
-        return eqx.tree_at(lambda mm: (mm.A, mm.B, mm.C), model,
-                           (jax.vmap(raw_A)(dA), dB.reshape((m,) + model.B.shape), dC.reshape((m,) + model.C.shape)))
+        blocks = {"A": lambda: jax.vmap(raw_A)(rows(dA)), "B": lambda: rows(dB).reshape((m,) + model.B.shape),
+                  "C": lambda: rows(dC).reshape((m,) + model.C.shape)}
+        trained = model.trained
+        return eqx.tree_at(lambda mm: tuple(getattr(mm, name) for name in trained), model,
+                           tuple(blocks[name]() for name in trained))
 
     def residual_jacobian_operator(self, model):
         """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/objectives/_residual_jacobian.py) for a
         SISO model with A general or symmetric ("restricted"); ``None`` for other models, which use the
-        materialized :meth:`residual_jacobian`."""
+        materialized :meth:`residual_jacobian` (O(k d) for diagonal A)."""
         self._check_model(model)
         supported = model.structure == "general" or (model.structure == "symmetric"
                                                      and model.parameterization == "restricted")
         if not (model.siso and supported):
             return None
         A = model.transition()
-        V = krylov_sequence(A, model.B, self.k)
-        U = krylov_sequence(A.T, model.C, self.k)
-        return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric")
+        _, B, C = model.layers()
+        V = krylov_sequence(A, B, self.k)
+        U = krylov_sequence(A.T, C, self.k)
+        return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric",
+                                       model.trained)
 
     @property
     def time_unit(self) -> str:

@@ -65,39 +65,56 @@ class ImpulseResponseJacobian(eqx.Module):
     U: jax.Array  # (k, d): u_s = (Aᵀ)^s Cᵀ
     V: jax.Array  # (k, d): v_l = A^l B
     sqrt_weights: jax.Array  # (k,)
-    model: LinearRNN  # the point of linearization; rmv returns cotangents in its (A, B, C)
+    model: LinearRNN  # the point of linearization; rmv returns cotangents in its trained layers of (A, B, C)
     symmetric: bool = eqx.field(static=True)
+    trained: tuple[str, ...] = eqx.field(static=True, default=("A", "B", "C"))  # the others are Frozen: no columns
 
     def _selector(self):
         return jnp.asarray(_antidiagonal_selector(self.U.shape[0]))
 
     def mv(self, tangent):
-        """J·b for a tangent model b (same structure as the model)."""
-        dA = tangent.A
-        if self.symmetric:
-            dA = 0.5 * (dA + dA.T)
-        P = self.U @ dA @ self.V.T  # u_sᵀ dA v_l
-        dh = P.reshape(-1) @ self._selector() + self.U @ tangent.B.reshape(-1) + self.V @ tangent.C.reshape(-1)
+        """J·b for a tangent model b (same structure as the model; its frozen layers are ignored)."""
+        dh = jnp.zeros(self.U.shape[0], self.U.dtype)
+        if "A" in self.trained:
+            dA = tangent.A
+            if self.symmetric:
+                dA = 0.5 * (dA + dA.T)
+            P = self.U @ dA @ self.V.T  # u_sᵀ dA v_l
+            dh = dh + P.reshape(-1) @ self._selector()
+        if "B" in self.trained:
+            dh = dh + self.U @ tangent.B.reshape(-1)
+        if "C" in self.trained:
+            dh = dh + self.V @ tangent.C.reshape(-1)
         return self.sqrt_weights * dh
 
     def rmv(self, z):
-        """Jᵀ·z as a model of cotangents (A, B, C replaced)."""
+        """Jᵀ·z as a model of cotangents (its trained layers replaced)."""
         zw = self.sqrt_weights * z
-        k = self.U.shape[0]
-        H = (self._selector() @ zw).reshape(k, k)  # H[s, l] = zw[s + l + 1]
-        gA = self.U.T @ H @ self.V
-        if self.symmetric:
-            gA = 0.5 * (gA + gA.T)
         m = self.model
-        return eqx.tree_at(lambda mm: (mm.A, mm.B, mm.C), m,
-                           (gA, (self.U.T @ zw).reshape(m.B.shape), (self.V.T @ zw).reshape(m.C.shape)))
+
+        def cotangent_A():
+            k = self.U.shape[0]
+            H = (self._selector() @ zw).reshape(k, k)  # H[s, l] = zw[s + l + 1]
+            gA = self.U.T @ H @ self.V
+            return 0.5 * (gA + gA.T) if self.symmetric else gA
+
+        blocks = {"A": cotangent_A, "B": lambda: (self.U.T @ zw).reshape(m.B.shape),
+                  "C": lambda: (self.V.T @ zw).reshape(m.C.shape)}
+        return eqx.tree_at(lambda mm: tuple(getattr(mm, name) for name in self.trained), m,
+                           tuple(blocks[name]() for name in self.trained))
 
     def gram(self):
-        """J Jᵀ (k × k)."""
+        """J Jᵀ (k × k): a sum over the trained layers."""
         UU, VV = self.U @ self.U.T, self.V @ self.V.T
-        if self.symmetric:  # ⟨X_j, sym X_j'⟩ = (⟨X_j, X_j'⟩ + ⟨X_j, X_j'ᵀ⟩)/2
-            M = self.U @ self.V.T
-            G_A = _anti_diagonal_gram([(0.5 * UU, VV), (0.5 * M, M.T)], self.U.shape[0])
-        else:
-            G_A = _anti_diagonal_gram([(UU, VV)], self.U.shape[0])
-        return jnp.outer(self.sqrt_weights, self.sqrt_weights) * (G_A + UU + VV)
+        G = jnp.zeros_like(UU)
+        if "A" in self.trained:
+            if self.symmetric:  # ⟨X_j, sym X_j'⟩ = (⟨X_j, X_j'⟩ + ⟨X_j, X_j'ᵀ⟩)/2
+                M = self.U @ self.V.T
+                G = G + _anti_diagonal_gram([(0.5 * UU, VV), (0.5 * M, M.T)], self.U.shape[0])
+            else:
+                G = G + _anti_diagonal_gram([(UU, VV)], self.U.shape[0])
+        if "B" in self.trained:
+            G = G + UU
+        if "C" in self.trained:
+            G = G + VV
+        return jnp.outer(self.sqrt_weights, self.sqrt_weights) * G
