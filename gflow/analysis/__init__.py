@@ -17,6 +17,10 @@ from .conserved import (
     norm_difference as norm_difference,
     relative_drift as relative_drift,
 )
+from .effective_rank import (
+    effective_rank as effective_rank,
+    top_eigenvalue_magnitudes as top_eigenvalue_magnitudes,
+)
 from .extrapolation import (
     extrapolates as extrapolates,
     extrapolation_horizon as extrapolation_horizon,
@@ -26,6 +30,7 @@ from .extrapolation import (
     loss_curve as loss_curve,
     loss_curves_along as loss_curves_along,
     non_extrapolating as non_extrapolating,
+    relative_extrapolation_error as relative_extrapolation_error,
     tail_error as tail_error,
     tail_errors as tail_errors,
     zero_solution_error as zero_solution_error,
@@ -50,6 +55,7 @@ from .hidden_state_gradients import (
     hidden_state_gradients as hidden_state_gradients,
     sample_loss_gradient as sample_loss_gradient,
 )
+from .lag_coefficients import lag_gradient_coefficients as lag_gradient_coefficients
 from .laziness import (
     activation_flips as activation_flips,
     hidden_state_drift as hidden_state_drift,

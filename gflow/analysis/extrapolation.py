@@ -6,6 +6,8 @@
   for a model or along a trajectory (:func:`loss_curves_along`);
 - the experimental extrapolation error of seed 000 Sec. 5.1 / App. C.3, the ℓ∞ distance on the tail [k, horizon)
   (:func:`tail_error`), the all-zero baseline (:func:`zero_solution_error`) and the "non-extrapolating" flag;
+- Slutzky et al.'s (NeurIPS 2025) extrapolation error, max_{j<20} |h_j − w_j| / max_{j<20} |w_j|
+  (:func:`relative_extrapolation_error`);
 - the error when the training loss first reaches given levels (:func:`first_below`), for the sharpening of the
   transition as L → 0 (spec 000 §8).
 
@@ -19,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, positive_int
+from .._checks import as_float_array, GflowInputError, is_traced, positive_int
 from ..models._flatten import flatten, unflatten
 
 DEFAULT_HORIZON = 100
@@ -44,6 +46,23 @@ def tail_error(model, teacher, k: int, horizon: int = DEFAULT_HORIZON):
     k, horizon = _window(k, horizon)
     diff, _ = _abs_diff(model, teacher, horizon)
     return diff[k:].max()
+
+
+def relative_extrapolation_error(model, teacher, horizon: int = 20):
+    """max_{j<horizon} |h_j − w_j| / max_{j<horizon} |w_j|: the extrapolation error of Slutzky et al. (NeurIPS 2025,
+    §5; their notebook's lags h_0 … h_19, normalised by max|h*| = h*_0 = d), ℓ∞ over every entry of a MIMO response.
+
+    Every lag counts, the trained ones too. A teacher with w_j = 0 for all j < horizon raises, or gives inf under a
+    trace (where its values cannot be checked). Traceable.
+    """
+    horizon = positive_int("horizon", horizon)
+    diff, size = _abs_diff(model, teacher, horizon)
+    scale = size.max()
+    if not is_traced(scale) and not (np.isfinite(float(scale)) and float(scale) > 0):
+        raise GflowInputError(f"the teacher's impulse response is zero (or not finite) on lags 0 … {horizon - 1}: "
+                              f"the relative extrapolation error divides by max|w_j| = {float(scale)!r}")
+    positive = scale > 0
+    return jnp.where(positive, diff.max() / jnp.where(positive, scale, 1.0), jnp.inf)
 
 
 def zero_solution_error(teacher, k: int, horizon: int = DEFAULT_HORIZON):
