@@ -1,5 +1,6 @@
 """The testable predictions of the source papers: spec 000 §6 (P1–P16), spec 001 §5 (1–15), and the nonlinear
-papers' spec 002 §5 (P1–P9), spec 003 §6 (P1–P14) and spec 004 §5 (P1–P15).
+papers' spec 002 §5 (P1–P9), spec 003 §6 (P1–P14) and spec 004 §5 (P1–P15); and a sixth source, Slutzky et al.
+(NeurIPS 2025) on the implicit bias of diagonal state-space models (005-P1–P3).
 
 Each study tags its prediction checks with the ids they test (``check(..., kind="prediction",
 predictions=["000-P4"])``); ``studies/validation.py`` joins the tags with this list. A prediction that cannot be
@@ -139,6 +140,14 @@ PREDICTIONS = [Prediction(*p) for p in [
     ("004-P13", "concept-class boundary: sums of per-token functions are learnable", "seed 004 eq. (3.1)", "—"),
     ("004-P14", "only W trained, with λ centering", "seed 004 §1", "lazy_width"),
     ("004-P15", "re-randomization: re-sampling N rows of [W, A] moves h_l by about √(N/m)", "seed 004 App. E", "random_init"),
+    # source 005 (Slutzky, Alexander, Razin, Cohen, NeurIPS 2025): no seed text or spec in ../shared; the claims as their
+    # gradient-flow notebook and the paper's tables state them (docs/sources.md)
+    ("005-P1", "diagonal SSM, gradient flow on the baseline impulse sequence only (supervising lag L − 1): the learned "
+     "SSM extrapolates (relative ℓ∞ error of h_0 … h_19 ≤ 0.01)", "Slutzky et al. §4.2, Tables 1, 3", "ssm_poisoning"),
+    ("005-P2", "adding the correctly labelled special sequence (lag 1) poisons the implicit bias: the extrapolation "
+     "error rises (≥ 2× per seed, on every seed)", "Slutzky et al. Thm 1, §4.2, Tables 1, 3", "ssm_poisoning"),
+    ("005-P3", "with the special sequence more than one diagonal entry of A grows: a larger effective rank of the "
+     "learned A", "Slutzky et al. §4.1, Figs. 2, 3", "ssm_poisoning"),
 ]]
 
 # Predictions no study can decide at simulator scale: why, and what it would take. Identities and constructions
