@@ -1,14 +1,15 @@
-"""Batched discrete runs: many models trained by GD, SGD, Adam or projected GD in one compiled program, returned as
-the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (issue 26, part 1; docs/design.md, "Batching
-and bucketing").
+"""Batched discrete runs: many models trained by GD, SGD, Adam, projected or normalized GD in one compiled program,
+returned as the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (issue 26, part 1; docs/design.md,
+"Batching and bucketing").
 
 The one-run step loop (gflow/discrete/_runners.py: ``advance_steps``) is vmapped over the members: each member has
 its own model, step size, minibatch key, projection and divergence thresholds; the objective is shared, or, given
 as a list or a stacked module with ``stacked_objective=True`` (as :func:`gflow.solve_flows` takes losses), vmapped
 too, one per member (a sweep's members may have other teachers or training lengths, gflow/sweep/_methods.py). A member
-that diverges stops alone (its row of the vmapped ``while_loop`` is masked from then on) while the others go on. The
-batch runs in a program of a bucketed size (gflow/stacking.py), padded with copies of member 0, split over the local
-devices along the batch axis. Row i is the one-by-one run of member i (tests/test_discrete_batch.py).
+that diverges, or that stops on its loss (``stop_loss``, then its own ``continue_steps``), stops alone (its row of
+the vmapped ``while_loop`` is masked from then on) while the others go on. The batch runs in a program of a bucketed
+size (gflow/stacking.py), padded with copies of member 0, split over the local devices along the batch axis. Row i
+is the one-by-one run of member i (tests/test_discrete_batch.py).
 
 A batch is its own call (``run_gd_batch`` beside ``run_gd``, as ``solve_flows`` beside ``solve_flow``) because a
 stacked model is a model whose arrays have one more axis: nothing tells it from one model reliably.
@@ -39,36 +40,40 @@ from ._runners import (
     _save_steps,
     _schedule_values,
     advance_steps,
-    Carry,
     check_key,
     check_run_inputs,
+    check_stopping,
+    exact_times,
+    finished,
+    initial_carry,
     method_name,
     run_description,
     run_stats,
     run_status,
+    stopping_arrays,
 )
-from ._schedules import ConstantSchedule
-from ._update_rule import adam, gradient_descent, UpdateRule
+from ._update_rule import adam, gradient_descent, normalized_gradient_descent, UpdateRule
 
 
 def _advance_batch_impl(carry, stop, objective, models0, rules, projections, batch_size, shuffle, limits, mesh,
-                        stacked_objective: bool = False):
-    """Every member's steps until ``stop`` or its divergence: the one-run loop, vmapped (and split over ``mesh``);
-    ``objective`` shared, or one per member when ``stacked_objective``."""
+                        stacked_objective: bool = False, stopping=None):
+    """Every member's steps until ``stop``, its divergence or its stop on the loss (``stopping``, shared): the
+    one-run loop, vmapped (and split over ``mesh``); ``objective`` shared, or one per member when
+    ``stacked_objective``."""
     own, common = (objective, None) if stacked_objective else (None, objective)
 
-    def local(members, stop, common):
+    def local(members, stop, common, stopping):
         def one(c, model0, rule, projection, lim, own):
             obj = own if stacked_objective else common
-            return advance_steps(c, stop, obj, model0, rule, projection, batch_size, shuffle, lim)
+            return advance_steps(c, stop, obj, model0, rule, projection, batch_size, shuffle, lim, stopping)
 
         return eqx.filter_vmap(one)(*members)
 
     members = (carry, models0, rules, projections, limits, own)
     if mesh is None:
-        return local(members, stop, common)
+        return local(members, stop, common, stopping)
     batched, static = eqx.partition(members, eqx.is_array)
-    shared, shared_static = eqx.partition((stop, common), eqx.is_array)
+    shared, shared_static = eqx.partition((stop, common, stopping), eqx.is_array)
     rows, every = PartitionSpec(stacking.BATCH_AXIS), PartitionSpec()
     return jax.shard_map(lambda b, s: local(eqx.combine(b, static), *eqx.combine(s, shared_static)), mesh=mesh,
                          in_specs=(jax.tree_util.tree_map(lambda _: rows, batched),
@@ -130,17 +135,10 @@ def _tree_stack(trees):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
 
 
-def _initial_carry(thetas, rules, sampler_states) -> Carry:
-    n = thetas.shape[0]
-    zero = jnp.zeros(n)
-    return Carry(theta=thetas, rule_state=eqx.filter_vmap(lambda r, th: r.init(th))(rules, thetas),
-                 sampler_state=sampler_states, step=jnp.zeros(n, dtype=jnp.int64), t=zero, t_compensation=zero,
-                 code=jnp.zeros(n, dtype=jnp.asarray(0).dtype))
-
-
 def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int | None = None, key=None,
                        shuffle: str = "epoch", projection=None, save_at=200, diagnostics=None,
-                       diverge_factor: float = 1e6, progress: bool | str = "auto", method: str | None = None,
+                       diverge_factor: float = 1e6, stop_loss: float | None = None, continue_steps: int | None = None,
+                       progress: bool | str = "auto", method: str | None = None,
                        config: Mapping[str, Any] | None = None, devices=None, stacked_objective: bool = False,
                        program_size: int | None = None) -> FlowBatch:
     """Train every model of the batch ``models0`` for ``steps`` steps in one compiled program; options as
@@ -150,6 +148,9 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     - ``rule``: one UpdateRule for every member, or a list of B (e.g. different step sizes).
     - ``key``: one key, split per member (member i gets ``jax.random.split(key, B)[i]``), or B keys (shape (B,)).
     - ``projection``: a stacked projection or a list of B (each built from its member's start).
+    - ``stop_loss``, ``continue_steps``: one value each, applied to each member on its own: a member whose loss
+      reaches ``stop_loss`` takes ``continue_steps`` more steps and then stops moving while the others go on; a
+      member that never reaches it runs to ``steps``.
     - ``objective``: one objective shared by every member; or one per member, as a list of B objectives or, with
       ``stacked_objective=True``, a stacked module (leading batch axis B, like the losses of
       :func:`gflow.solve_flows`; e.g. the population losses of other teachers or training lengths, padded to one
@@ -162,6 +163,8 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     ``run_discrete(objective, models0[i], rule=rule_i, key=key_i, ...)`` returns (``stats["wall_time_s"]`` the
     batch's time). A member that diverges stops alone with status ``"diverged"``.
     """
+    stop_loss, continue_steps = check_stopping(stop_loss, continue_steps)
+    stopping = stopping_arrays(stop_loss, continue_steps)
     steps = positive_int("steps", steps)
     models0 = _stacked(models0, None, "models0")
     n = stacking.batch_length(models0, "models0")
@@ -196,7 +199,7 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
         objective if stacked_objective else None)]
     models_p, rules_p, projections_p, limits_p, thetas_p, samplers_p, objective_p = padded
     objective_p = objective_p if stacked_objective else objective
-    carry = _initial_carry(thetas_p, rules_p, samplers_p)
+    carry = initial_carry(thetas_p, eqx.filter_vmap(lambda r, th: r.init(th))(rules_p, thetas_p), samplers_p)
     if mesh is not None:
         carry, models_p, rules_p, projections_p, limits_p = (
             stacking.place(x, mesh) for x in (carry, models_p, rules_p, projections_p, limits_p))
@@ -205,20 +208,22 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
 
     quiet = QUIET_SECONDS if progress == "auto" else 0.0
     meter = StepProgress(f"{method} ×{n}", steps, quiet) if progress else None
-    rows = [[] for _ in range(n)]  # each member's saved (step, t, θ)
+    rows = [[] for _ in range(n)]  # each member's saved (step, t, θ, last step size)
     active = np.ones(n, dtype=bool)
     start = time.perf_counter()
     for target, saved in _chunk_targets(save_steps, steps):
         if target > 0:
             carry = _advance_batch(carry, jnp.asarray(target, dtype=jnp.int64), objective_p, models_p, rules_p,
-                                   projections_p, batch_size, shuffle, limits_p, mesh, stacked_objective)
-        reached, codes, ts_now = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
-        record = active & (saved | (codes != 0))
+                                   projections_p, batch_size, shuffle, limits_p, mesh, stacked_objective, stopping)
+        reached, codes, ts_now, hits, last_lrs = (np.asarray(x)[:n] for x in (
+            carry.step, carry.code, carry.t, carry.reached, carry.last_lr))
+        done = finished(stopping, hits, reached)
+        record = active & (saved | (codes != 0) | done)
         if record.any():
             theta = np.asarray(carry.theta)[:n]
             for i in np.flatnonzero(record):
-                rows[i].append((int(reached[i]), float(ts_now[i]), theta[i]))
-        active &= codes == 0
+                rows[i].append((int(reached[i]), float(ts_now[i]), theta[i], float(last_lrs[i])))
+        active &= (codes == 0) & ~done
         if meter is not None:
             meter.update(int(reached.max()), float(ts_now[0]))
         if not active.any():
@@ -226,13 +231,13 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     wall = time.perf_counter() - start
     if meter is not None:
         meter.update(int(np.asarray(carry.step)[:n].max()), float(np.asarray(carry.t)[0]), final=True)
-    taken, codes, t_end = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t))
-    return _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, functions, dict(
+    taken, codes, t_end, hits = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t, carry.reached))
+    return _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall, functions, dict(
         method=method, steps=steps, batch_size=batch_size, shuffle=shuffle, diverge_factor=diverge_factor,
-        config=config), keys, projections)
+        config=config, stop_loss=stop_loss, continue_steps=continue_steps), keys, projections)
 
 
-def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, functions, options, keys,
+def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall, functions, options, keys,
                    projections) -> FlowBatch:
     """The members' saved rows as a FlowBatch whose ``batch[i]`` is what ``run_discrete`` returns for member i
     (``member(i)``: member i's objective)."""
@@ -246,36 +251,44 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, wall, func
     ts = np.full((n, width), np.nan)
     params = np.zeros((n, width, n_params))
     lrs = np.zeros((n, width))
+    step_sizes = np.full((n, width), np.nan)
     losses = np.full((n, width), np.nan)
-    messages, stats, configs = [], [], []
+    statuses, messages, stats, configs = [], [], [], []
+    stop_loss, continue_steps = options["stop_loss"], options["continue_steps"]
     models_host = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, models0)
     for i, r in enumerate(rows):
         k = len(r)
         saved[i, :k] = True
-        step_arr[i, :k] = [s for s, _, _ in r]
-        params[i, :k] = np.stack([th for _, _, th in r])
+        step_arr[i, :k] = [row[0] for row in r]
+        params[i, :k] = np.stack([row[2] for row in r])
         params[i, k:] = params[i, k - 1]  # padding rows: the final state, never read
+        step_sizes[i, :k] = [row[3] for row in r]
         schedule = rules[i].schedule
-        ts[i, :k] = (float(schedule.value) * step_arr[i, :k].astype(np.float64)  # t = η·n exactly
-                     if isinstance(schedule, ConstantSchedule) else [t for _, t, _ in r])
+        ts[i, :k] = exact_times(rules[i], step_arr[i, :k], np.asarray([row[1] for row in r]))
         model_i, objective = stacking.take(models0, i), member(i)
         full_loss = getattr(objective, "full_loss", objective)
         losses[i, :k] = np.asarray(_losses(full_loss, model_i, jnp.asarray(params[i])))[:k]
         lrs[i, :k] = np.asarray(_schedule_values(schedule, jnp.asarray(step_arr[i, :k])))
-        status, message = run_status(options["method"], int(taken[i]), float(t_end[i]), int(codes[i]))
+        hit = int(hits[i]) if stop_loss is not None else None
+        status, message = run_status(options["method"], int(taken[i]), float(t_end[i]), int(codes[i]), stop_loss,
+                                     continue_steps, hit)
+        statuses.append(status)
         messages.append(message)
-        stats.append(run_stats(int(taken[i]), int(codes[i]), k, wall, objective, options["batch_size"]))
+        stats.append(run_stats(int(taken[i]), int(codes[i]), k, wall, objective, options["batch_size"], stop_loss,
+                               hit))
         configs.append(run_description(
             options["method"], rules[i], options["steps"], objective, stacking.take(models_host, i), options["batch_size"],
             options["shuffle"], None if keys is None else keys[i],
             None if projections is None else stacking.take(projections, i), options["diverge_factor"], n_params,
-            options["config"]))
+            options["config"], stop_loss, continue_steps))
     diagnostics = {"step": step_arr, "learning_rate": lrs}
+    if rules[0].normalizer is not None:
+        diagnostics["step_size"] = step_sizes
     if functions:
         diagnostics.update(evaluate_batch_rows(functions, models0, params))
     last = saved.sum(axis=1) - 1
     counts = np.asarray(taken, dtype=np.int64)
-    status_codes = np.where(codes != 0, STATUSES.index("diverged"), STATUSES.index("completed")).astype(np.int8)
+    status_codes = np.asarray([STATUSES.index(s) for s in statuses], dtype=np.int8)
     zeros = np.zeros(n, dtype=np.int64)
     return FlowBatch(ts=ts, saved=saved, loss=losses, params=params, diagnostics=diagnostics,
                      final_params=params[np.arange(n), last], status_codes=status_codes, steps=counts,
@@ -333,3 +346,14 @@ def run_projected_gd_batch(objective, models0, *, lr, steps: int, projection, **
     if projection is None:
         raise GflowInputError("`projection` is required for projected GD")
     return run_gd_batch(objective, models0, lr=lr, steps=steps, projection=projection, **kwargs)
+
+
+def run_normalized_gd_batch(objective, models0, *, lr, steps: int, beta: float = 0.8, soft_const: float = 1e-6,
+                            average: str = "layer_norms", **kwargs) -> FlowBatch:
+    """:func:`gflow.discrete.run_normalized_gd` of every member in one program; ``lr`` one value or schedule, or B
+    values (β, c and ``average`` shared). Options as :func:`run_discrete_batch` (``projection`` a list or stack of
+    B, e.g. ``[diagonal_projection(m) for m in starts]``; ``stop_loss``, ``continue_steps`` per member)."""
+    steps = positive_int("steps", steps)
+    models0, n = _stacked_models(models0)
+    rule = _per_member(lambda v: normalized_gradient_descent(v, beta, soft_const, average, steps), lr, n)
+    return run_discrete_batch(objective, models0, rule=rule, steps=steps, **kwargs)

@@ -4,6 +4,9 @@ Seed 003 keeps every neuron i inside a box for its recurrent weight, |W_ii − W
 ball for its input weights, ‖U_i − U_i(0)‖ ≤ ρ_u/√m. Here a projection names the model's array (``"A"``,
 ``"B"``, ...) and the radius (pass ρ/√m yourself); the neuron index is one axis of that array. Projections onto
 different arrays compose into the exact projection onto the product set.
+
+Slutzky et al. (NeurIPS 2025) train a dense recurrent matrix and project it onto the diagonal matrices after every
+step (their Keras ``DiagonalConstraint``, ``diag(diag_part(A))``): :func:`diagonal_projection`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,16 @@ class BallProjection(eqx.Module):
         return _replace(model, self.name, self.center + shrink * delta)
 
 
+class DiagonalProjection(eqx.Module):
+    """Zero the off-diagonal entries of the square matrix ``model.<name>``: diag(diag(A))."""
+
+    mask: jax.Array  # True on the diagonal
+    name: str = eqx.field(static=True)
+
+    def __call__(self, model):
+        return _replace(model, self.name, jnp.where(self.mask, getattr(model, self.name), 0.0))
+
+
 class ComposedProjection(eqx.Module):
     """Several projections onto different arrays, applied in turn (the projection onto their product set)."""
 
@@ -83,13 +96,29 @@ def ball_projection(model0, name: str, radius: float, neuron_axis: int = 0) -> B
                           neuron_axis % center.ndim)
 
 
+def diagonal_projection(model0, name: str = "A") -> DiagonalProjection:
+    """Project ``model0.<name>``, a trained square matrix (the transition A of a ``LinearRNN(structure="general")``),
+    onto the diagonal matrices after every step: its off-diagonal entries set to exactly 0, its diagonal kept, as
+    Slutzky et al.'s Keras ``DiagonalConstraint`` does after each optimizer update. The step before it sees the full
+    (d, d) gradient (so the normalized step's ‖∇_A L‖_F, :func:`gflow.discrete.normalized_gradient_descent`, counts
+    off-diagonal entries, as theirs does); from a diagonal start the diagonal then moves as GD on the diagonal.
+    A ``LinearRNN(structure="diagonal")`` is diagonal already and needs no projection."""
+    value = _leaf(model0, name)
+    if value.ndim != 2 or value.shape[0] != value.shape[1]:
+        hint = (" (a diagonal-structure LinearRNN stores A as its eigenvalues: it needs no projection)"
+                if value.ndim == 1 else "")
+        raise GflowInputError(f"`{name}` must be a square matrix to be projected onto the diagonal ones, got shape "
+                              f"{value.shape}{hint}")
+    return DiagonalProjection(jnp.eye(value.shape[0], dtype=bool), name)
+
+
 def compose_projections(*projections) -> ComposedProjection:
-    """Apply box/ball projections onto different arrays of the model one after another."""
+    """Apply box, ball and diagonal projections onto different arrays of the model one after another."""
     if not projections:
         raise GflowInputError("`compose_projections` needs at least one projection")
     names = [getattr(p, "name", None) for p in projections]
-    if not all(isinstance(p, (BoxProjection, BallProjection)) for p in projections):
-        raise GflowInputError("`compose_projections` takes BoxProjection / BallProjection objects")
+    if not all(isinstance(p, (BoxProjection, BallProjection, DiagonalProjection)) for p in projections):
+        raise GflowInputError("`compose_projections` takes BoxProjection / BallProjection / DiagonalProjection objects")
     if len(set(names)) != len(names):
         raise GflowInputError(f"each array may be constrained once (composing two projections of one array is not "
                               f"the projection onto the intersection), got {names}")

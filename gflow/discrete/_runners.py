@@ -1,9 +1,14 @@
-"""Discrete training runs (GD, GD with schedules, SGD, Adam, projected GD) from the same losses and initial models
-as :func:`gflow.solve_flow`, returning the same :class:`gflow.Trajectory`.
+"""Discrete training runs (GD, GD with schedules, SGD, Adam, projected GD, normalized GD) from the same losses and
+initial models as :func:`gflow.solve_flow`, returning the same :class:`gflow.Trajectory`.
 
 Time along a discrete run is t_n = Σ_{i<n} η_i: t = η·n for constant-η GD, which is the explicit Euler method
 for the flow dθ/dt = −∇L (seed 000 §3.1, seed 001 §3.2), so GD and the flow share one time axis. For Adam the same
-definition (t = n·lr at constant lr) is only a nominal axis: Adam's steps are not η·∇L.
+definition (t = n·lr at constant lr) is only a nominal axis: Adam's steps are not η·∇L. For normalized GD η_i is
+the step actually taken, lr_i / ν_i (gflow/discrete/_update_rule.py).
+
+A run may stop early on its loss, as Slutzky et al. (NeurIPS 2025) train: ``stop_loss`` = ε is checked after every
+step on the full objective, and once L(θ_n) ≤ ε first holds (step n, recorded) the run takes exactly
+``continue_steps`` more steps and stops.
 
 The steps run inside one compiled ``lax.while_loop`` per chunk (between saved steps, at most 1/50 of the run),
 with η, the data and the model as traced arrays, so sweeps over η reuse the compiled loop; the host only records
@@ -28,7 +33,7 @@ from ..models._flatten import evaluate_rows, flatten, unflatten
 from ..objectives._empirical_loss import SHUFFLES
 from ..results._trajectory import Trajectory
 from ._schedules import as_schedule, ConstantSchedule
-from ._update_rule import adam, gradient_descent, UpdateRule
+from ._update_rule import adam, gradient_descent, normalized_gradient_descent, UpdateRule
 
 CHUNKS = 50  # a run is split into at least this many compiled chunks, so that progress can be reported
 _DIVERGED = {
@@ -84,19 +89,39 @@ class Carry(eqx.Module):
     t: jax.Array  # Σ η_i, Kahan-compensated
     t_compensation: jax.Array
     code: jax.Array  # 0 running; > 0 the reason for divergence (_DIVERGED)
+    reached: jax.Array  # the first step n ≥ 1 with L(θ_n) ≤ stop_loss, −1 before (and without stop_loss)
+    last_lr: jax.Array  # the step size of the last step taken (NaN before the first)
+
+
+def initial_carry(theta, rule_state, sampler_state) -> Carry:
+    """A run's state at step 0."""
+    zero = jnp.zeros(theta.shape[:-1])
+    return Carry(theta=theta, rule_state=rule_state, sampler_state=sampler_state,
+                 step=jnp.zeros(theta.shape[:-1], dtype=jnp.int64), t=zero, t_compensation=zero,
+                 code=jnp.zeros(theta.shape[:-1], dtype=jnp.asarray(0).dtype),
+                 reached=jnp.full(theta.shape[:-1], -1, dtype=jnp.int64), last_lr=jnp.full(theta.shape[:-1], jnp.nan))
 
 
 def _flat(model):
     return flatten(model)[0]
 
 
-def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits):
-    """Take steps until ``carry.step == stop`` or divergence (one run; vmapped for a batch,
+def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits,
+                  stopping=None):
+    """Take steps until ``carry.step == stop``, divergence, or (``stopping`` = (stop_loss, continue_steps) arrays)
+    ``continue_steps`` steps after the full loss first fell to ``stop_loss`` (one run; vmapped for a batch,
     gflow/discrete/_batch_runners.py)."""
     _, static, unravel = flatten(model0)
+    full_loss = getattr(objective, "full_loss", objective)
 
     def to_model(theta):
         return unflatten(theta, static, unravel)
+
+    def running(c: Carry):
+        go = (c.step < stop) & (c.code == 0)
+        if stopping is not None:
+            go = go & ~((c.reached >= 0) & (c.step >= c.reached + stopping[1]))
+        return go
 
     def body(c: Carry) -> Carry:
         if batch_size is None:
@@ -104,20 +129,25 @@ def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, proje
         else:
             batch, sampler_state = objective.minibatch(c.sampler_state, c.step, batch_size, shuffle)
         value, grad = jax.value_and_grad(lambda th: batch(to_model(th)))(c.theta)
-        theta, rule_state, lr = rule.update(grad, c.rule_state, c.theta)
+        theta, rule_state, lr = rule.update(grad, c.rule_state, c.theta, unravel)
         if projection is not None:
             theta = _flat(projection(to_model(theta)))
         code = jnp.where(~jnp.isfinite(value), 1, jnp.where(jnp.abs(value) > limits[0], 2, jnp.where(
             ~jnp.all(jnp.isfinite(theta)), 3, jnp.where(jnp.max(jnp.abs(theta)) > limits[1], 4, 0))))
         ok = code == 0
+        reached = c.reached
+        if stopping is not None:  # as their Keras callback: the full loss after the update (and the projection)
+            hit = ok & (reached < 0) & (full_loss(to_model(theta)) <= stopping[0])
+            reached = jnp.where(hit, c.step + 1, reached)
         y = lr - c.t_compensation
         t = c.t + y
         keep = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)  # noqa: E731
         return Carry(theta=keep(theta, c.theta), rule_state=keep(rule_state, c.rule_state),
-                      sampler_state=sampler_state, step=c.step + ok.astype(c.step.dtype), t=keep(t, c.t),
-                      t_compensation=keep((t - c.t) - y, c.t_compensation), code=code)
+                     sampler_state=sampler_state, step=c.step + ok.astype(c.step.dtype), t=keep(t, c.t),
+                     t_compensation=keep((t - c.t) - y, c.t_compensation), code=code, reached=reached,
+                     last_lr=keep(lr, c.last_lr))
 
-    return jax.lax.while_loop(lambda c: (c.step < stop) & (c.code == 0), body, carry)
+    return jax.lax.while_loop(running, body, carry)
 
 
 _advance = eqx.filter_jit(advance_steps)
@@ -142,21 +172,30 @@ def check_key(key):
 
 def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size: int | None = None, key=None,
                  shuffle: str = "epoch", projection=None, save_at=200, diagnostics=None,
-                 diverge_factor: float = 1e6, progress: bool | str = "auto", method: str | None = None,
+                 diverge_factor: float = 1e6, stop_loss: float | None = None, continue_steps: int | None = None,
+                 progress: bool | str = "auto", method: str | None = None,
                  config: Mapping[str, Any] | None = None) -> Trajectory:
-    """Train ``model0`` for ``steps`` steps of ``rule`` (:func:`gflow.discrete.gradient_descent`, :func:`gflow.discrete.adam`).
+    """Train ``model0`` for ``steps`` steps of ``rule`` (:func:`gflow.discrete.gradient_descent`,
+    :func:`gflow.discrete.adam`, :func:`gflow.discrete.normalized_gradient_descent`).
 
     - ``objective``: a loss module ``loss(model) -> scalar`` (full batch), or, with ``batch_size``, an
       :class:`gflow.objectives.EmpiricalLoss` (minibatches of its N sequences, ``shuffle`` ``"epoch"`` or
       ``"with_replacement"``) or :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step); ``key``
       (``jax.random.key``) then seeds the sampling. The saved losses are the full objective's
       (``objective.full_loss``: the whole dataset, or the population loss for fresh sequences).
-    - ``projection``: a function model → model applied after every step (projected GD, :func:`box_projection`).
+    - ``projection``: a function model → model applied after every step of any rule (projected GD,
+      :func:`box_projection`, :func:`diagonal_projection`).
     - ``save_at``: number of log-spaced saved steps (default 200; step 0 and the last step included) or an
       array of integer steps; the final state is always saved.
     - ``diverge_factor``: stop with status ``"diverged"`` (and a message naming the step) once the loss is
       non-finite or |L| > diverge_factor × max(|L(θ0)|, 1), or θ is non-finite or max|θ| > diverge_factor ×
       max(max|θ0|, 1); the state before the offending step is kept, never a NaN.
+    - ``stop_loss`` = ε, ``continue_steps`` = N (default 0): after every step (and its projection) the full
+      objective's loss is checked, as Slutzky et al.'s Keras callback does; at the first step n with L(θ_n) ≤ ε
+      (``stats["stop_loss_step"]``, None if never) the run goes on for exactly N more steps and stops, with status
+      ``"stopped_at_loss"``, its final state saved. ``steps`` caps the total: their protocol (at most E epochs to
+      reach ε, then N more, which their code takes whether or not ε was reached) is ``steps = E + N``. Step 0 is
+      not checked.
     - ``progress``: ``"auto"`` prints step lines once the run has taken 5 s, ``True`` from the start.
 
     The trajectory's ``ts`` are t_n = Σ_{i<n} η_i, ``diagnostics`` include ``"step"`` and ``"learning_rate"``
@@ -165,6 +204,7 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     """
     steps = positive_int("steps", steps)
     shuffle = check_run_inputs(objective, rule, batch_size, key, shuffle, projection)
+    stop_loss, continue_steps = check_stopping(stop_loss, continue_steps)
     sampler_state = None if batch_size is None else objective.minibatch_init(check_key(key), batch_size, shuffle)
     full_loss = getattr(objective, "full_loss", objective)
     theta0, loss0 = _check_model_and_loss(full_loss, model0)
@@ -179,25 +219,26 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     save_steps = _save_steps(save_at, steps)
     method = method_name(method, rule, batch_size, projection)
 
-    zero = jnp.asarray(0.0)
-    carry = Carry(theta=theta0, rule_state=rule.init(theta0), sampler_state=sampler_state,
-                   step=jnp.asarray(0, dtype=jnp.int64), t=zero, t_compensation=zero, code=jnp.asarray(0))
+    stopping = stopping_arrays(stop_loss, continue_steps)
+    carry = initial_carry(theta0, rule.init(theta0), sampler_state)
     quiet = QUIET_SECONDS if progress == "auto" else 0.0
     meter = StepProgress(method, steps, quiet) if progress else None
-    rows, row_steps, row_ts = [], [], []
+    rows, row_steps, row_ts, row_lrs = [], [], [], []
     start = time.perf_counter()
     for target, saved in _chunk_targets(save_steps, steps):
         if target > 0:
             carry = _advance(carry, jnp.asarray(target, dtype=jnp.int64), objective, model0, rule, projection,
-                             batch_size, shuffle, limits)
+                             batch_size, shuffle, limits, stopping)
         reached, code = int(carry.step), int(carry.code)
-        if saved or code:
+        done = finished(stopping, carry.reached, carry.step)
+        if saved or code or done:
             rows.append(np.asarray(carry.theta))
             row_steps.append(reached)
             row_ts.append(float(carry.t))
+            row_lrs.append(float(carry.last_lr))
         if meter is not None:
             meter.update(reached, float(carry.t))
-        if code:
+        if code or done:
             break
     wall = time.perf_counter() - start
     if meter is not None:
@@ -205,14 +246,14 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
 
     params = np.stack(rows)
     step_arr = np.asarray(row_steps, dtype=np.int64)
-    if isinstance(rule.schedule, ConstantSchedule):
-        ts = float(rule.schedule.value) * step_arr.astype(np.float64)  # t = η·n exactly
-    else:
-        ts = np.asarray(row_ts)
+    ts = exact_times(rule, step_arr, np.asarray(row_ts))
+    lrs = np.asarray(row_lrs)
     if len(step_arr) >= 2 and step_arr[-1] == step_arr[-2]:  # a diverged run re-saved its last saved state
-        params, step_arr, ts = params[:-1], step_arr[:-1], ts[:-1]
+        params, step_arr, ts, lrs = params[:-1], step_arr[:-1], ts[:-1], lrs[:-1]
     losses = np.asarray(_losses(full_loss, model0, jnp.asarray(params)))
     diag = {"step": step_arr, "learning_rate": np.asarray(_schedule_values(rule.schedule, jnp.asarray(step_arr)))}
+    if rule.normalizer is not None:
+        diag["step_size"] = lrs
     if functions:
         values = evaluate_rows(functions, model0, jnp.asarray(params))
         diag.update({k: np.asarray(v) for k, v in values.items()})
@@ -220,10 +261,11 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     final = unflatten(jnp.asarray(params[-1]), static, unravel)
 
     taken = int(carry.step)
-    status, message = run_status(method, taken, float(carry.t), code)
-    stats = run_stats(taken, code, len(ts), wall, objective, batch_size)
+    hit = int(carry.reached) if stop_loss is not None else None
+    status, message = run_status(method, taken, float(carry.t), code, stop_loss, continue_steps, hit)
+    stats = run_stats(taken, code, len(ts), wall, objective, batch_size, stop_loss, hit)
     run_config = run_description(method, rule, steps, objective, model0, batch_size, shuffle, key, projection,
-                                 diverge_factor, int(np.size(theta0)), config)
+                                 diverge_factor, int(np.size(theta0)), config, stop_loss, continue_steps)
     return Trajectory(ts=ts, loss=losses, diagnostics=diag, params=params, final=final, stats=stats, status=status,
                       message=message, config=run_config)
 
@@ -248,24 +290,71 @@ def check_run_inputs(objective, rule, batch_size, key, shuffle, projection) -> s
     return shuffle
 
 
+def check_stopping(stop_loss, continue_steps) -> tuple[float | None, int | None]:
+    """``stop_loss`` (a positive number or None) and ``continue_steps`` (an integer ≥ 0, only with ``stop_loss``;
+    None means 0 there)."""
+    if stop_loss is None:
+        if continue_steps is not None:
+            raise GflowInputError("`continue_steps` counts the steps taken after the loss first reaches `stop_loss`: "
+                                  "give `stop_loss` too")
+        return None, None
+    stop_loss = positive_float("stop_loss", stop_loss)
+    return stop_loss, 0 if continue_steps is None else positive_int("continue_steps", continue_steps, minimum=0)
+
+
+def stopping_arrays(stop_loss, continue_steps):
+    """The traced (stop_loss, continue_steps) of ``advance_steps``, or None without ``stop_loss``."""
+    if stop_loss is None:
+        return None
+    return jnp.asarray(stop_loss, dtype=jnp.float64), jnp.asarray(continue_steps, dtype=jnp.int64)
+
+
+def finished(stopping, reached, step):
+    """Whether a run (numpy: each member of a batch) stopped on its loss: ``continue_steps`` steps after it first
+    reached ``stop_loss``."""
+    if stopping is None:
+        return np.zeros(np.shape(step), dtype=bool) if np.ndim(step) else False
+    reached, step = np.asarray(reached), np.asarray(step)
+    done = (reached >= 0) & (step >= reached + int(stopping[1]))
+    return done if done.ndim else bool(done)
+
+
+def exact_times(rule: UpdateRule, steps: np.ndarray, summed: np.ndarray) -> np.ndarray:
+    """The saved times: t = η·n exactly for a constant step, else the run's Σ η_i (Kahan-summed)."""
+    if isinstance(rule.schedule, ConstantSchedule) and rule.normalizer is None:
+        return float(rule.schedule.value) * steps.astype(np.float64)
+    return summed
+
+
 def method_name(method, rule, batch_size, projection) -> str:
-    """The run's ``config["method"]``: ``method`` if given, else gd, sgd, adam or projected_gd."""
+    """The run's ``config["method"]``: ``method`` if given, else gd, sgd, adam, projected_gd, normalized_gd or
+    projected_normalized_gd."""
     method = method or (rule.name if batch_size is None else f"s{rule.name}" if rule.name == "gd" else rule.name)
-    return "projected_gd" if projection is not None and method == "gd" else method
+    return f"projected_{method}" if projection is not None and method in ("gd", "normalized_gd") else method
 
 
-def run_status(method: str, taken: int, t: float, code: int) -> tuple[str, str]:
-    """(status, message) of a run that stopped with divergence ``code`` (0: completed) after ``taken`` steps."""
-    if not code:
-        return "completed", ""
-    return "diverged", (f"{method} diverged at step {taken} (t = {t:.4g}): {_DIVERGED[code]}; the trajectory ends "
-                        f"with the last finite state")
+def run_status(method: str, taken: int, t: float, code: int, stop_loss=None, continue_steps=None,
+               reached=None) -> tuple[str, str]:
+    """(status, message) of a run that stopped with divergence ``code`` (0: none) after ``taken`` steps, having
+    first reached ``stop_loss`` at step ``reached`` (None or −1: never)."""
+    if code:
+        return "diverged", (f"{method} diverged at step {taken} (t = {t:.4g}): {_DIVERGED[code]}; the trajectory "
+                            f"ends with the last finite state")
+    if reached is not None and reached >= 0 and taken == reached + continue_steps:
+        return "stopped_at_loss", (f"L ≤ {stop_loss:g} first at step {reached}; stopped {continue_steps} steps later "
+                                   f"at step {taken} (t = {t:.6g})")
+    return "completed", ""
 
 
-def run_stats(taken: int, code: int, n_saved: int, wall: float, objective, batch_size) -> dict:
-    """A run's ``stats``: steps, gradient and loss evaluations, wall time (and epochs on a finite dataset)."""
+def run_stats(taken: int, code: int, n_saved: int, wall: float, objective, batch_size, stop_loss=None,
+              reached=None) -> dict:
+    """A run's ``stats``: steps, gradient and loss evaluations, wall time (and epochs on a finite dataset); with
+    ``stop_loss``, ``stop_loss_step`` (the first step n with L(θ_n) ≤ stop_loss, None if never)."""
     stats = {"steps": taken, "gradient_evaluations": taken + (1 if code else 0), "loss_evaluations": n_saved,
              "wall_time_s": wall}
+    if stop_loss is not None:
+        stats["loss_evaluations"] += taken + (1 if code else 0)  # the check after every step
+        stats["stop_loss_step"] = reached if reached is not None and reached >= 0 else None
     n_data = getattr(objective, "n", None)
     if batch_size is not None and n_data is not None:
         stats["epochs"] = taken * batch_size / n_data
@@ -273,15 +362,16 @@ def run_stats(taken: int, code: int, n_saved: int, wall: float, objective, batch
 
 
 def run_description(method, rule, steps, objective, model0, batch_size, shuffle, key, projection, diverge_factor,
-                    n_params: int, config) -> dict:
+                    n_params: int, config, stop_loss=None, continue_steps=None) -> dict:
     """A run's ``config``: method, rule and its hyperparameters, schedule, sampling, loss and model, and the
     caller's ``config`` (which wins)."""
     full_loss = getattr(objective, "full_loss", objective)
     _, schedule_description = as_schedule(rule.schedule, steps)
     run_config = {
         "method": method, "rule": rule.name, "steps": steps, **schedule_description,
-        "time_axis": "t_n = sum of the step sizes eta_i over i < n" + (" (nominal for Adam)" if rule.name == "adam"
-                                                                          else ""),
+        "time_axis": "t_n = sum of the step sizes eta_i over i < n" + (
+            " (nominal for Adam)" if rule.name == "adam" else
+            " (the steps taken, lr_i / nu_i)" if rule.normalizer is not None else ""),
         "batch_size": batch_size, "shuffle": shuffle if batch_size is not None else None,
         "key": None if key is None else np.asarray(jax.random.key_data(check_key(key))).tolist(),
         "projection": None if projection is None else type(projection).__name__,
@@ -291,6 +381,8 @@ def run_description(method, rule, steps, objective, model0, batch_size, shuffle,
         "model": type(model0).__name__, "structure": getattr(model0, "structure", None),
         "parameterization": getattr(model0, "parameterization", None), "n_params": n_params,
     }
+    if stop_loss is not None:
+        run_config.update(stop_loss=stop_loss, continue_steps=continue_steps)
     run_config.update(dict(rule.hyperparameters))
     run_config.update(config or {})
     return run_config
@@ -327,3 +419,15 @@ def run_projected_gd(objective, model0, *, lr, steps: int, projection, **kwargs)
         raise GflowInputError("`projection` is required for projected GD")
     return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
                         projection=projection, **kwargs)
+
+
+def run_normalized_gd(objective, model0, *, lr, steps: int, beta: float = 0.8, soft_const: float = 1e-6,
+                      average: str = "layer_norms", **kwargs) -> Trajectory:
+    """GD with Slutzky et al.'s normalized step θ ← θ − lr_k / (√(γ_k / (1 − β^{k+1})) + c) ∇L
+    (:func:`gflow.discrete.normalized_gradient_descent`: defaults β = 0.8, c = 1e-6 and ``average="layer_norms"``
+    are their code's). Their discrete training is this step with ``projection=diagonal_projection(model0)`` on a
+    general LinearRNN and ``stop_loss``, ``continue_steps``; minibatches with ``batch_size`` and ``key``. The time
+    axis sums the steps taken, ``diagnostics["step_size"]`` the step that led to each saved row (NaN at step 0).
+    Options as :func:`run_discrete`."""
+    rule = normalized_gradient_descent(lr, beta, soft_const, average, positive_int("steps", steps))
+    return run_discrete(objective, model0, rule=rule, steps=steps, **kwargs)
