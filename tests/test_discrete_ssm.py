@@ -1,7 +1,7 @@
 """Slutzky et al.'s discrete training (NeurIPS 2025; github.com/YoniSlutzky98/imp-bias-ssm-poison, common/*.py): the
 normalized step of their scheduler.py against a numpy loop of its formula, the projection onto diagonal A (their
 Keras DiagonalConstraint), and
-``stop_loss`` + ``continue_steps`` (stop N steps after the loss first falls to ε), one by one and batched;
+``stop_loss`` + ``continue_steps`` (stop N steps after the loss first falls to ε), one by one, batched and in sweeps;
 bad input named."""
 
 import jax
@@ -276,6 +276,22 @@ def test_normalized_projected_batch_with_stop_equals_one_by_one(loss, dense_star
         assert row.stats["stop_loss_step"] == one.stats["stop_loss_step"] and row.config == one.config
 
 
+def test_sweep_runs_normalized_gd_with_projection_and_stop(loss, dense_start, tmp_path):
+    def build(seed):
+        return loss, general(np.diag(A0) + (1 + seed) * OFF)
+
+    options = dict(steps=120, stop_loss=1e-4, continue_steps=5, save_at=np.arange(0, 121, 12), beta=0.8)
+    runs = gflow.run_sweep({"seed": [0, 1], "lr": [0.02]}, build, str(tmp_path), method="normalized_gd",
+                           projection=lambda m, c: diagonal_projection(m), progress=False, **options)
+    for run in runs:
+        _, model0 = build(run.config["seed"])
+        one = gflow.discrete.run_normalized_gd(loss, model0, lr=0.02, projection=diagonal_projection(model0),
+                                               **options)
+        assert run.status == one.status == "stopped_at_loss"
+        np.testing.assert_allclose(run.ts, one.ts, rtol=1e-12)
+        np.testing.assert_allclose(run.arrays["final_params"], gflow.flatten(one.final)[0], rtol=1e-12, atol=1e-16)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(continue_steps=5), "give `stop_loss` too"),
     (dict(continue_steps=0), "give `stop_loss` too"),
@@ -303,3 +319,12 @@ def test_bad_normalized_step_input_is_named(loss, diagonal_start, kwargs, match)
         gflow.discrete.run_normalized_gd(loss, diagonal_start, steps=10, **kwargs)
     with pytest.raises(GflowInputError, match=match):
         gflow.discrete.run_normalized_gd_batch(loss, [diagonal_start] * 2, steps=10, **kwargs)
+
+
+def test_sweep_names_the_normalized_steps_options(loss, diagonal_start, tmp_path):
+    with pytest.raises(GflowInputError, match="unknown option"):
+        gflow.run_sweep({"seed": [0]}, lambda seed: (loss, diagonal_start), str(tmp_path), method="normalized_gd",
+                        lr=0.05, steps=10, b1=0.9)
+    with pytest.raises(GflowInputError, match="needs"):
+        gflow.run_sweep({"seed": [0]}, lambda seed: (loss, diagonal_start), str(tmp_path), method="normalized_gd",
+                        steps=10)

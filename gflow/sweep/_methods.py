@@ -1,5 +1,5 @@
 """What a sweep runs for each configuration: the gradient flow (``method="flow"``, :func:`gflow.solve_flows`) or a
-discrete method (``"gd"``, ``"sgd"``, ``"adam"``, ``"projected_gd"``: the batched runners of
+discrete method (``"gd"``, ``"sgd"``, ``"adam"``, ``"projected_gd"``, ``"normalized_gd"``: the batched runners of
 gflow/discrete/_batch_runners.py, issue 26 part 2); its options checked, named in each run's identity, and the
 batched call a sweep task makes (gflow/sweep/_tasks.py).
 
@@ -31,19 +31,21 @@ from ._grid import _canonical_json, _plain
 
 FLOW = "flow"
 FLOW_EXTRA = ("slots",)  # keywords of gflow.solve_flows outside SOLVE_OPTIONS that a flow sweep passes on
-_FULL_BATCH = ("lr", "steps", "save_at", "diagnostics", "diverge_factor")
+_FULL_BATCH = ("lr", "steps", "save_at", "diagnostics", "diverge_factor", "stop_loss", "continue_steps")
 _MINIBATCH = ("minibatch_size", "key", "shuffle")
 METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
     "gd": _FULL_BATCH,
     "sgd": _FULL_BATCH + _MINIBATCH,
     "adam": _FULL_BATCH + ("b1", "b2", "eps") + _MINIBATCH,
     "projected_gd": _FULL_BATCH + ("projection",),
+    "normalized_gd": _FULL_BATCH + ("beta", "soft_const", "average", "projection") + _MINIBATCH,
 }
 _REQUIRED = {"gd": ("lr", "steps"), "sgd": ("lr", "steps", "minibatch_size", "key"), "adam": (),
-             "projected_gd": ("lr", "steps", "projection")}
+             "projected_gd": ("lr", "steps", "projection"), "normalized_gd": ("lr", "steps")}
 _RUNNERS = {"gd": "run_gd_batch", "sgd": "run_sgd_batch", "adam": "run_adam_batch",
-            "projected_gd": "run_projected_gd_batch"}
-GRID_OPTIONS = ("lr", "steps", "minibatch_size", "shuffle", "b1", "b2", "eps", "diverge_factor")
+            "projected_gd": "run_projected_gd_batch", "normalized_gd": "run_normalized_gd_batch"}
+GRID_OPTIONS = ("lr", "steps", "minibatch_size", "shuffle", "b1", "b2", "eps", "diverge_factor", "beta", "soft_const",
+                "average", "stop_loss", "continue_steps")
 PER_MEMBER = ("lr",)  # options that may differ between the members of one batch
 
 
