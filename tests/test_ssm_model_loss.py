@@ -10,8 +10,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import gflow
+from gflow import flatten
 from gflow.models import Frozen
-from gflow.models._flatten import flatten
 
 STRUCTURES = ("general", "symmetric", "diagonal")
 SUBSETS = (("A",), ("B", "C"), ("A", "C"), ("A", "B", "C"), ("B",))

@@ -259,7 +259,7 @@ def test_local_dask_cluster_gives_the_same_bits(tmp_path, reference, capsys):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"method": "adamw"}, r"`method` must be one of \['flow', 'gd', 'sgd', 'adam', 'projected_gd'\]"),
+    ({"method": "adamw"}, r"`method` must be one of \['flow', 'gd', 'sgd', 'adam', 'projected_gd', 'normalized_gd'\]"),
     ({"rtol": 1e-6}, r"unknown option\(s\) \['rtol'\] for method='adam'; it takes \['lr', 'steps'"),
     ({"batch_size": 8, "minibatch": 4}, r"unknown option\(s\) \['minibatch'\]"),
     ({"t1": 10.0}, "`t1` means nothing for a discrete run"),

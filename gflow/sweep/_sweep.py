@@ -138,8 +138,8 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
     - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build`` (or, for a discrete method,
       options of the method); ``build``'s defaults fill in the rest, and the full configuration identifies the run.
     - ``build(**config) -> (loss, model0)``: the objective and the initial model of one configuration.
-    - ``method``: ``"flow"`` (the default) integrates the gradient flow; ``"gd"``, ``"sgd"``, ``"adam"`` or
-      ``"projected_gd"`` trains each model with the batched runner of that method
+    - ``method``: ``"flow"`` (the default) integrates the gradient flow; ``"gd"``, ``"sgd"``, ``"adam"``,
+      ``"projected_gd"`` or ``"normalized_gd"`` (with ``stop_loss`` and ``continue_steps`` for any of them) trains each model with the batched runner of that method
       (:func:`gflow.discrete.run_gd_batch`, ...; gflow/sweep/_methods.py), one objective per member, in batches
       grouped, resumed, identified and run on executors exactly as flows. The method and its options are part of
       each run's identity: a flow run and an Adam run of one configuration never share a folder, and a changed
