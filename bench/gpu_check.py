@@ -1,4 +1,4 @@
-"""A prepared GPU check (issue 26 part 5): one table of the engine's numbers on one GPU, in ≤ 8 minutes.
+"""A prepared GPU check (issue 26 part 5): one table of the engine's numbers on one GPU, in ≤ 10 minutes.
 
     cd <repo root> && PYTHONPATH=. python3 bench/gpu_check.py --json $OUT/gpu_check.json
     python bench/gpu_check.py --size smallest        # every part at its smallest size (a CPU smoke run, ~2 min)
@@ -18,6 +18,9 @@ Parts, each in a fresh subprocess under its own time budget (a part that would o
 5. GRU students (width 100, k_g 30, minibatches of 100; bench/_discrete_batch.py) trained by Adam in one
    ``gflow.discrete.run_adam_batch`` call: students/s, student-steps/s, and from them the estimated wall time of
    seed 000's prediction P15 at the paper's scale (270 students × 8 000 steps).
+6. Slutzky et al.'s diagonal SSM (studies/ssm_poisoning.py, issue 27): a sweep of their L = 9 baseline flows (d = 20,
+   escape at t ≈ 1e12, t1 = 1e13), one seed each, lock-step in one ``solve_flows`` call: first call (compile and
+   run), then warm flows/s; and one L = 7 flow at d = 4 000 (t1 = 1e11), first and warm: wall and ms/step.
 
 Every row names its device (``jax.devices()[0].device_kind``) and jax version. The parent process never imports JAX
 (so the GPU's memory is the worker's); the workers share one fresh compilation cache (first calls are cold compiles,
@@ -44,17 +47,17 @@ R1_T1, RTOL, T1_SHORT = 1e7, 1e-8, 1.0
 P15_STUDENTS, P15_STEPS = 270, 8000
 
 # Sizes and time budgets (s) per part (a worker's budget includes its start: importing JAX and gflow). "full": one
-# H100/H200, the budgets sum to the 8 minutes (480 s), R6's two parts sharing whatever the others leave;
+# H100/H200, the budgets sum to the 10 minutes (600 s), R6's two parts sharing whatever the others leave;
 # "smallest": every part at its smallest size, for a CPU smoke run. "compile" is split between its two processes.
 SIZES = {
     "full": {"r6_flows": 8192, "slots": 2048, "t1_short": T1_SHORT, "krylov_batch": 256, "gru_students": P15_STUDENTS,
-             "gru_steps": 100, "gru_warm": 5,
+             "gru_steps": 100, "gru_warm": 5, "ssm_flows": 4096, "ssm_width": 4000,
              "budgets": {"r6_lock_step": 150, "r6_refill": 150, "krylov_doubling": 35, "krylov_scan": 35,
-                         "compile": 40, "gru": 70}},
+                         "compile": 40, "gru": 70, "ssm": 120}},
     "smallest": {"r6_flows": 16, "slots": 4, "t1_short": 0.05, "krylov_batch": 4, "gru_students": 2, "gru_steps": 4,
-                 "gru_warm": 2,
+                 "gru_warm": 2, "ssm_flows": 4, "ssm_width": 50,
                  "budgets": {"r6_lock_step": 60, "r6_refill": 60, "krylov_doubling": 40, "krylov_scan": 40,
-                             "compile": 60, "gru": 90}},
+                             "compile": 60, "gru": 90, "ssm": 90}},
 }
 R1_STEPS_GUESS = 5600  # R1-size flows to t1 = 1e7 take ≈ 5 100 steps (max ≈ 5 600; bench/results/*r4*.json):
 #                        used only to decide whether a full-length run fits the budget, never printed as a result
@@ -206,7 +209,51 @@ def work_gru(args, emit):
          P15_STUDENTS * P15_STEPS / (taken / wall) / 3600, "h", note=f"from {label}")
 
 
-WORKERS = {"r6": work_r6, "krylov": work_krylov, "compile": work_compile, "gru": work_gru}
+def _ssm_flow(L: int, d: int, sd: float, diff: float, seed: int):
+    """(loss, model0) of Slutzky et al.'s baseline design at length L (studies/ssm_poisoning.py: their A0 recipe)."""
+    import numpy as np
+
+    import gflow
+    from gflow.models import Frozen
+
+    b = np.array([1.0, np.sqrt(d - 1.0)])
+    teacher = gflow.LinearRNN(np.array([1.0, 0.0]), b, b, structure="diagonal")
+    a = np.flip(np.sort(sd * np.random.RandomState(seed).rand(d)))
+    a[1] = a[0] - diff
+    model0 = gflow.LinearRNN(a, Frozen(np.ones(d)), Frozen(np.ones(d)), structure="diagonal")
+    return gflow.PopulationLoss.at_lags(teacher, {L - 1: 1.0}), model0
+
+
+def work_ssm(args, emit):
+    """Part 6: a sweep of the diagonal SSM's L = 9 flows in one batched call, and one wide (d = args.batch) flow."""
+    import numpy as np
+
+    import gflow
+
+    n = args.flows
+    diff = 0.05 / np.exp(10 * np.log10(200.0))
+    loss = _ssm_flow(9, 20, 5e-3, diff, 342)[0]
+    losses, models = [loss] * n, [_ssm_flow(9, 20, 5e-3, diff, 342 + i)[1] for i in range(n)]
+    kw = dict(rtol=RTOL, save_at=8, progress=False)
+    _, first = _timed(lambda: gflow.solve_flows(losses, models, 1e13, **kw))  # compiles the time-restart path too
+    emit(f"SSM L = 9: {n} flows, first call to t1 1e13 (compile + run)", first, "s")
+    batch, wall = _timed(lambda: gflow.solve_flows(losses, models, 1e13, **kw))
+    label = f"SSM L = 9, d = 20: {n} flows to t1 1e13 (steps mean {batch.steps.mean():.0f}, max {batch.steps.max()})"
+    emit(f"{label}: wall", wall, "s")
+    emit(f"{label}: flows/s", n / wall, "flows/s")
+    statuses = sorted(set(batch.statuses))
+    if statuses != ["completed"]:
+        emit(f"{label}: statuses", ", ".join(statuses))
+    loss, model0 = _ssm_flow(7, args.batch, 1e-3, 0.05 * np.exp(-15.0), 242)
+    _, first = _timed(lambda: gflow.solve_flow(loss, model0, 1e11, **kw))
+    emit(f"SSM L = 7, d = {args.batch}: first call to t1 1e11 (compile + run)", first, "s")
+    traj, wall = _timed(lambda: gflow.solve_flow(loss, model0, 1e11, **kw))
+    steps = traj.stats["steps"]
+    emit(f"SSM L = 7, d = {args.batch}, one flow to t1 1e11 ({steps} steps, {traj.status}): wall", wall, "s")
+    emit(f"SSM L = 7, d = {args.batch}: ms/step", 1e3 * wall / steps, "ms")
+
+
+WORKERS = {"r6": work_r6, "krylov": work_krylov, "compile": work_compile, "gru": work_gru, "ssm": work_ssm}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -295,15 +342,15 @@ def print_table(parts: list[dict], extra: list[dict]):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", choices=sorted(SIZES), default="full",
-                    help="full (default: one GPU, ≤ 8 min) or smallest (every part at its smallest size: a CPU smoke "
+                    help="full (default: one GPU, ≤ 10 min) or smallest (every part at its smallest size: a CPU smoke "
                          "run)")
     ap.add_argument("--cpu-smoke", action="store_true", help="the same as --size smallest")
     ap.add_argument("--json", metavar="PATH", default=None,
                     help="write the table here (default $OUT/gpu_check.json when OUT is set)")
     ap.add_argument("--slots", type=int, default=None, help="refilling slots of part 1 (default 2048; smallest 4)")
     ap.add_argument("--total-budget", type=float, default=None,
-                    help="seconds for all parts together (default: the sum of the parts' budgets, 480 s full)")
-    ap.add_argument("--parts", nargs="+", choices=["r6", "krylov", "compile", "gru"], default=None,
+                    help="seconds for all parts together (default: the sum of the parts' budgets, 600 s full)")
+    ap.add_argument("--parts", nargs="+", choices=["r6", "krylov", "compile", "gru", "ssm"], default=None,
                     help="run only these parts (default: all)")
     # worker mode (internal)
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
@@ -331,7 +378,7 @@ def main(argv=None):
     started = time.perf_counter()
     log(f"gpu_check: size {size}, total budget {total:.0f} s, python {sys.version.split()[0]}, "
         f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}, GFLOW_KRYLOV={os.environ.get('GFLOW_KRYLOV', '')!r}")
-    wanted = args.parts or ["r6", "krylov", "compile", "gru"]
+    wanted = args.parts or ["r6", "krylov", "compile", "gru", "ssm"]
     env = dict(os.environ, PYTHONUNBUFFERED="1", GFLOW_COMPILATION_CACHE="1")
     env.pop("GFLOW_KRYLOV", None)
     root = os.path.dirname(HERE)  # gflow importable without installing it (PYTHONPATH=. from the repository root)
@@ -351,6 +398,9 @@ def main(argv=None):
         plan.append(("5 GRU Adam", "gru", f"{cfg['gru_students']} GRU students",
                      ["gru", "--students", str(cfg["gru_students"]), "--steps", str(cfg["gru_steps"]),
                       "--warm", str(cfg["gru_warm"])], {}))
+    if "ssm" in wanted:
+        plan.append(("6 SSM", "ssm", f"diagonal SSM, {cfg['ssm_flows']} flows",
+                     ["ssm", "--flows", str(cfg["ssm_flows"]), "--batch", str(cfg["ssm_width"])], {}))
     if "r6" in wanted:
         plan += [("1 R6", "r6_lock_step", f"R6 lock-step, {cfg['r6_flows']} flows",
                   ["r6", "--flows", str(cfg["r6_flows"]), "--slots", "0", *short], {}),
