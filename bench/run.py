@@ -43,6 +43,11 @@ of S flows and one-by-one runs on a sweep of R1-size flows whose step counts dif
 1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process:
 wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, not required).
 
+--ssm replaces the baselines by Slutzky et al.'s diagonal-SSM gradient flow (L = 7, baseline and special designs, d in
+--ssm-dims) against scipy ``odeint`` (LSODA, their integrator) on the same O(d) numpy right-hand side, at its default
+tolerance and at matched ones, with and without the analytic Jacobian, each capped at --ssm-cap s; accuracy of their ext
+error against an rtol 1e-12 Rodas5P reference; and the cold first call in fresh processes (bench/_ssm.py).
+
 R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
@@ -73,6 +78,7 @@ import _discrete_batch as DB
 import _orders as O
 import _problems as P
 import _refill as RF
+import _ssm as SSM
 import gflow
 from _accuracy import add_accuracy, N_IMPULSE, Reference, rel_err
 from gflow import flatten
@@ -495,7 +501,17 @@ def main(argv=None):
                                                              "quick 8)")
     ap.add_argument("--refill-single", type=int, default=None,
                     help="--refill: flows timed one by one, extrapolated by steps (default 16; quick 8)")
+    ap.add_argument("--ssm", action="store_true",
+                    help="instead of the baselines: Slutzky et al.'s diagonal-SSM flow (L = 7, baseline and special "
+                         "designs) against scipy odeint (LSODA) on the same O(d) numpy right-hand side, and the cold "
+                         "first call (bench/_ssm.py)")
+    ap.add_argument("--ssm-dims", type=int, nargs="+", default=None,
+                    help="--ssm: state dimensions d (default 10 100 1000 4000; quick: 10 100)")
+    ap.add_argument("--ssm-cap", type=float, default=300.0,
+                    help="--ssm: wall-clock cap in seconds per scipy run (default 300), reported as '> cap'")
     args = ap.parse_args(argv)
+    if args.ssm:
+        return run_ssm(args)
     if args.refill:
         return run_refill(args)
     if args.descent:
@@ -619,6 +635,40 @@ def run_refill(args):
     log(f"\ntotal wall time: {_now() - started:.1f} s")
     if args.json:
         write_json(args, results, checks, _now() - started)
+        log(f"wrote {args.json}")
+
+
+def run_ssm(args):
+    """Slutzky et al.'s diagonal-SSM flow against scipy odeint (bench/_ssm.py), one process (+ the cold-start probes)."""
+    from gflow.results import package_versions, provenance
+
+    started = _now()
+    dims = args.ssm_dims or ([10, 100] if args.quick else list(SSM.DIMS))
+    load0 = os.getloadavg()
+    log(f"gflow bench --ssm: d ∈ {dims}, scipy cap {args.ssm_cap:g} s per run, device {jax.devices()[0]}, "
+        f"{os.cpu_count()} CPU cores, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, load average "
+        f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    result = SSM.run(dims, args.ssm_cap, log)
+    checks = SSM.checks(result)
+    for c in checks:
+        log(f"  [{'PASS' if c['passed'] else 'FAIL'}] {c['target']}: {c['value']}")
+    total = _now() - started
+    load1 = os.getloadavg()
+    log(f"\ntotal wall time: {total:.1f} s; load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    if args.json:
+        import scipy
+
+        doc = {"what": "Slutzky et al. diagonal SSM: gflow vs scipy odeint (LSODA)", "dims": dims,
+               "cap_s": args.ssm_cap, "designs": {k: {"lag_weights": {str(j): w for j, w in v[0].items()}, "t1": v[1]}
+                                                  for k, v in SSM.DESIGNS.items()},
+               "length": SSM.LENGTH, "seed": SSM.SEED, "sd_A": SSM.SD_A, "diff": SSM.DIFF,
+               "rtols": list(SSM.RTOLS), "reference": f"gflow rodas5p at rtol {SSM.REF_RTOL:g} (default atol)",
+               "total_wall_s": total, "loadavg_start": list(load0), "loadavg_end": list(load1),
+               "platform": platform.platform(), "cpu_count": os.cpu_count(),
+               "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "device": str(jax.devices()[0]),
+               "versions": dict(package_versions(), scipy=scipy.__version__), "provenance": provenance(),
+               "results": result, "targets": checks, "argv": sys.argv[1:]}
+        write_json_atomic(args.json, doc)
         log(f"wrote {args.json}")
 
 
