@@ -161,6 +161,36 @@ def test_an_escape_beyond_float64_time_resolution_restarts_in_local_time():
     assert_never_rises(loss, traj, model0)
 
 
+def _slutzky_length_9(seed: int, special: bool = False):
+    """Slutzky et al.'s L = 9 flow (studies/ssm_poisoning.py): d = 20, escape at t ≈ 1e12, past float64's resolution."""
+    from gflow.models import Frozen
+
+    d, b = 20, np.array([1.0, np.sqrt(19.0)])
+    teacher = gflow.LinearRNN(np.array([1.0, 0.0]), b, b, structure="diagonal")
+    a = np.flip(np.sort(5e-3 * np.random.RandomState(seed).rand(d)))
+    a[1] = a[0] - 5.08e-12
+    loss = gflow.PopulationLoss.at_lags(teacher, {8: 0.5, 1: 0.5} if special else {8: 1.0})
+    return loss, gflow.LinearRNN(a, Frozen(np.ones(d)), Frozen(np.ones(d)), structure="diagonal")
+
+
+def test_a_batch_restarts_its_flows_together_and_each_flow_alone_decides_its_bits():
+    """The flows of a batch that underflow t's resolution are continued in one vmapped program of the batch's size
+    (one by one before: 4 096 such flows took longer than 290 s on a GPU); a flow's bits do not depend on which other
+    flows restart, and agree with its solve_flow to rounding."""
+    (l0, m0), (l1, m1), (l2, m2) = _slutzky_length_9(342), _slutzky_length_9(343), _slutzky_length_9(342, special=True)
+    kw = dict(rtol=1e-8, save_at=12, progress=False)
+    both = gflow.solve_flows([l0, l1], [m0, m1], 1e13, **kw)
+    one = gflow.solve_flows([l0, l2], [m0, m2], 1e13, **kw)
+    assert list(both.time_restarts) == [1, 1] and list(one.time_restarts) == [1, 0]
+    assert set(both.statuses) == set(one.statuses) == {"completed"}
+    np.testing.assert_array_equal(both.final_params[0], one.final_params[0])
+    np.testing.assert_array_equal(both.loss[0], one.loss[0])
+    alone = gflow.solve_flow(l1, m1, 1e13, **kw)
+    assert alone.stats["time_restarts"] == 1
+    np.testing.assert_allclose(both.final_params[1], np.asarray(alone.final.A), rtol=1e-6)
+    np.testing.assert_array_equal(both.ts[0][both.saved[0]], alone.ts[alone.ts == alone.ts])
+
+
 @pytest.mark.slow
 def test_fig3a_type_flow_no_longer_rises():
     """A fig3a-type flow (general student, init 1e-5, balanced teacher, t1 = 1e10, rtol 1e-8) whose saved loss rose
