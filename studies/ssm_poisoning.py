@@ -13,7 +13,7 @@ github.com/YoniSlutzky98/imp-bias-ssm-poison; the paper's text was not available
 
 - A0 = the d draws sd_A·U[0, 1) of ``numpy.random.RandomState(seed).rand`` sorted descending, then
   A0[1] = A0[0] − diff (the top two entries a hair apart): sd_A = 1e-3, diff = 0.05·e^−15 at L = 7; sd_A = 5e-3,
-  diff = 0.05/200^10·… = 5.08e-12 at L = 9. Their seeds are 242, 243, 244, 246 (L = 7) and 342, 344, 345, 346
+  diff = 0.05/e^(10·log10 200) = 5.08e-12 at L = 9. Their seeds are 242, 243, 244, 246 (L = 7) and 342, 344, 345, 346
   (L = 9); ours are 242 … 253 and 342 … 353 (``--seeds``, 12 by default), which contain theirs. The seeds are
   numpy's legacy generator, not ``jax.random.key``: that is how their draws are reproduced exactly.
 - Loss: the mean over the training sequences of the squared error, no ½: L = (h_{L−1} − 1)² (baseline) and
@@ -24,9 +24,11 @@ github.com/YoniSlutzky98/imp-bias-ssm-poison; the paper's text was not available
   integrate at ``--rtol`` (1e-8) and repeat at ``--tight-rtol`` (1e-11), and rerun their integrator on their seeds,
   at its default tolerance and at rtol = atol = 1e-13 on the same (O(d)) right-hand side, as a referee.
 
-Reported per (L, design, seed): the extrapolation error at t1, the escape time (first saved time with
-L ≤ L(0)/2, log-interpolated) beside the blow-up estimate a0^−(L−3)/(2(L−1)(L−3)) of da/dt = 2(L−1)a^(L−2) (ours),
-the final effective rank of A, its top |a_i| and the lag-1 gradient coefficient γ^(0) over time.
+Reported per (L, design, seed): the extrapolation error at t1, and beside it max_{1≤j<20} |h_j − 1| (their error
+divides by max|h*| = h*_0 = d, a lag every student matches by construction, so 0.01 is an absolute error of 0.1 at
+d = 10); the escape time of lag L − 1 (first time L ≤ w_{L−1}/2) beside the blow-up estimate
+a0^−(L−3)/(2(L−1)(L−3)) of da/dt = 2(L−1)a^(L−2) (ours); the final effective rank of A, its top |a_i|, and the
+lag-1 gradient coefficient γ^(0) over time (summary.json).
 
 Checks, thresholds fixed before the first full run (issue 27):
 
@@ -35,13 +37,13 @@ Checks, thresholds fixed before the first full run (issue 27):
   sequence raises the error: per seed, error(special)/error(baseline) from the same A0 ≥ 2, and > 1 on every seed;
   (005-P3) with the special sequence the learned A has a larger effective rank (per seed difference > 0).
 - *sanity*: every flow ends fitted (L(t1) ≤ 1e-20) with status "completed"; the error agrees with the tighter-rtol
-  repeat to 1e-4 relative (post hoc: 1e-6 before a --quick run showed 9.1e-7 at L = 9, where the runner-up's
-  near-tie with the top entry, diff = 5e-12, makes the final state ill-conditioned: moving a0[1] by 1e-15 or 1e-14
-  relative moves the error by 1.2e-7 or 1.1e-6 relative at L = 9, 5e-12 or 1e-10 at L = 7 (seed 342 / 242, rtol
-  1e-11), so 1e-6 is float64's floor there, not the solver's; the check reports both bars); on
-  their seeds our error agrees with their printed numbers to 1e-2 relative and with the tight referee to 1e-4 (the
-  1e-2 bar was set after a first run had shown ≤ 8.8e-4: their default tolerance); their integrator rerun on our
-  right-hand side reproduces their printed numbers to 1e-3 (bar set after a run showed ≤ 1.9e-5).
+  repeat to 1e-4 relative (post hoc: 1e-6 before a --quick run showed 9.1e-7 at L = 9, within 10 % of it; the
+  runner-up's near-tie with the top entry, diff = 5e-12, makes the final state ill-conditioned there: moving a0[1]
+  by 1e-15 or 1e-14 relative moves the error by 1.2e-7 or 1.1e-6 relative at L = 9, by 5e-12 or 1e-10 at L = 7
+  (seeds 342, 242, rtol 1e-11), so ~1e-6 is float64's floor at L = 9, not the solver's; the check reports both
+  bars); on their seeds our error agrees with their printed numbers to 1e-2 relative and with the tight referee to
+  1e-4 (the 1e-2 bar was set after a first run had shown ≤ 8.8e-4: their default tolerance); their integrator rerun
+  on our right-hand side reproduces their printed numbers to 1e-3 (bar set after a run showed ≤ 1.9e-5).
 
 Example:  python studies/ssm_poisoning.py --quick --out out/ssm_poisoning
 """
@@ -93,7 +95,7 @@ DESIGNS = ("baseline", "special")
 BASELINE_EXTRAPOLATES = 0.01  # 005-P1
 POISON_RATIO = 2.0  # 005-P2
 FITTED = 1e-20
-RESOLVED = 1e-4  # pre-registered 1e-6; raised after a --quick run showed 9.1e-7 at L = 9 (both reported)
+RESOLVED = 1e-4  # pre-registered 1e-6; raised after a --quick run showed 9.1e-7 at L = 9 (within 10 % of it)
 RESOLVED_PREREGISTERED = 1e-6
 REPRODUCES = 1e-2
 SAME_SETUP = 1e-3
@@ -152,17 +154,12 @@ def diagnostics_for(loss, teacher):
             "gamma0": lambda m: an.lag_gradient_coefficients(loss, m)[0]}
 
 
-def escape_time(ts, loss) -> float:
-    """First time with L ≤ L(0)/2, interpolated in log t between the saved times around it (nan if never)."""
-    below = np.flatnonzero(loss <= 0.5 * loss[0])
-    if below.size == 0:
-        return float("nan")
-    i = below[0]
-    if i == 0 or ts[i - 1] <= 0:
-        return float(ts[i])
-    lo, hi = np.log(max(loss[i], 1e-300)), np.log(loss[i - 1])
-    f = (hi - np.log(0.5 * loss[0])) / (hi - lo)
-    return float(np.exp(np.log(ts[i - 1]) + f * (np.log(ts[i]) - np.log(ts[i - 1]))))
+def escape_time(traj, L: int, design: str) -> float:
+    """The escape of lag L − 1: the first time L ≤ w_{L−1}/2, half the loss its term alone carries on the plateau
+    (w_{L−1} = 1 baseline, ½ with the special sequence, whose lag-1 term is fitted at t ≈ 1), by
+    :func:`gflow.analysis.escape_time`; nan if never."""
+    weight = 1.0 if design == "baseline" else 0.5
+    return float(an.escape_time(traj.ts, traj.loss, reference=weight))
 
 
 def blow_up_estimate(a0: np.ndarray, L: int) -> float:
@@ -180,8 +177,13 @@ def solve(L, design, setting, seeds, t1, rtol, per_decade):
     return batch
 
 
+def at_end(batch, name: str = "extrapolation_error") -> np.ndarray:
+    """A diagnostic (or the loss, ``name="loss"``) of every flow of a batch at the last time it reached."""
+    return np.array([(batch[i].loss if name == "loss" else batch[i].diagnostics[name])[-1] for i in range(len(batch))])
+
+
 def final_errors(batch) -> np.ndarray:
-    return np.asarray(batch.diagnostics["extrapolation_error"])[:, -1]
+    return at_end(batch)
 
 
 def referee(L: int, design: str, setting: Setting, rtol: float | None) -> np.ndarray:
@@ -205,6 +207,12 @@ def referee(L: int, design: str, setting: Setting, rtol: float | None) -> np.nda
         h = np.array([np.sum(a ** j) for j in range(HORIZON)])
         out.append(np.max(np.abs(h - h_star)) / setting.d)
     return np.asarray(out)
+
+
+def max_error_beyond_lag_0(model, d: int) -> float:
+    """max_{1 ≤ j < 20} |h_j − 1|: the error on the lags the student does not match by construction (h_0 = d always),
+    not divided by max|h*| = d (reported beside their relative error, which is that divided by d)."""
+    return float(np.max(np.abs(np.asarray(model.impulse_response(HORIZON))[1:] - 1.0)))
 
 
 def main(argv=None):
@@ -245,7 +253,7 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
     setting = SETTINGS[L]
     seeds = r["seeds"]
     base, special = final_errors(r["baseline"]), final_errors(r["special"])
-    erank = {design: np.asarray(r[design].diagnostics["effective_rank"])[:, -1] for design in DESIGNS}
+    erank = {design: at_end(r[design], "effective_rank") for design in DESIGNS}
     n = len(seeds)
     where = f"L = {L}, d = {setting.d}, gradient flow to their t1"
     out = [
@@ -263,7 +271,7 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
                    erank["special"] - erank["baseline"], 0.0, ">", predictions=["005-P3"]),
     ]
     batches = [r[k] for k in ("baseline", "special", "baseline_tight", "special_tight", "special_long")]
-    worst_loss = max(float(np.max(b.loss[:, -1])) for b in batches)
+    worst_loss = max(float(np.max(at_end(b, "loss"))) for b in batches)
     statuses = sorted({b[i].status for b in batches for i in range(len(seeds))})
     out.append(check(f"{where}: every flow (both designs, both rtols, and the special design to t1 = "
                      f"{setting.t1['baseline']:.0e}) completes and ends fitted, max L(t1) ≤ {FITTED:g}", SOURCE,
@@ -314,10 +322,14 @@ def collect(runs: dict, args) -> dict:
         for design in DESIGNS + ("special_long",):
             b = r[design]
             entry[design] = {
-                "extrapolation_error": final_errors(b), "escape_time": [escape_time(b.ts[i], b.loss[i])
-                                                                         for i in range(len(r["seeds"]))],
-                "final_loss": b.loss[:, -1], "effective_rank": np.asarray(b.diagnostics["effective_rank"])[:, -1],
-                "top_abs_a": np.asarray(b.diagnostics["top_abs_a"])[:, -1], "steps": b.steps,
+                "extrapolation_error": final_errors(b),
+                "escape_time": [escape_time(b[i], L, "baseline" if design == "baseline" else "special")
+                                for i in range(len(r["seeds"]))],
+                "final_loss": at_end(b, "loss"), "effective_rank": at_end(b, "effective_rank"),
+                "top_abs_a": at_end(b, "top_abs_a"), "steps": b.steps,
+                "max_abs_error_beyond_lag_0": [max_error_beyond_lag_0(b[i].final, setting.d) for i in range(len(b))],
+                "gamma0_over_time": {"ts": [b[i].ts for i in range(len(b))],
+                                     "gamma0": [b[i].diagnostics["gamma0"] for i in range(len(b))]},
                 "wall_time_s": b.wall_time_s}
             entry[design]["extrapolation_error_median_interval"] = bootstrap_interval(final_errors(b), "median")
             if design in DESIGNS:
@@ -330,7 +342,7 @@ def collect(runs: dict, args) -> dict:
         print(f"  L = {L}: error baseline median {np.median(base):.6g} [{np.min(base):.4g}, {np.max(base):.4g}], "
               f"special {np.median(special):.6g} [{np.min(special):.4g}, {np.max(special):.4g}], ratio median "
               f"{np.median(special / base):.3g}; escape (baseline) median "
-              f"{np.nanmedian(entry['baseline']['escape_time']):.3g} vs estimate "
+              f"{np.median(entry['baseline']['escape_time']):.3g} vs estimate "
               f"{np.median(entry['blow_up_estimate']):.3g}; special run on to t1 = {setting.t1['baseline']:.0e}: error "
               f"median {np.median(entry['special_long']['extrapolation_error']):.6g}", flush=True)
     return out

@@ -178,7 +178,7 @@ def test_diagonal_projection_composes_and_rejects_what_is_not_a_square_matrix(de
         diagonal_projection(diagonal)
     with pytest.raises(GflowInputError, match="square matrix"):
         diagonal_projection(dense_start, "B")
-    with pytest.raises(GflowInputError, match="floating-point array"):
+    with pytest.raises(GflowInputError, match="is frozen"):
         diagonal_projection(general(np.diag(A0), trained=("B", "C")))  # a Frozen A is not trained
     with pytest.raises(GflowInputError, match="once"):
         gflow.discrete.compose_projections(diagonal_projection(dense_start), diagonal_projection(dense_start))

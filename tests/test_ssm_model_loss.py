@@ -212,3 +212,27 @@ def test_description_records_the_lag_weights():
     assert desc["lag_weights"] == [0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5]
     np.testing.assert_array_equal(loss.weights, 0.5 * np.asarray(desc["lag_weights"]))
     assert loss.padded_to(9).training_length == 7
+
+
+def test_weights_cover_k_max_lags_and_a_zero_member_has_length_0():
+    teacher = _teacher()
+    padded = gflow.PopulationLoss(teacher, 3, weighting=[1.0, 0.0, 2.0, 0.0, 0.0], k_max=5)
+    assert padded.training_length == 3 and padded.k == 5
+    with pytest.raises(gflow.GflowInputError, match="holds 5 lags"):
+        gflow.PopulationLoss(teacher, 3, weighting=[1.0, 0.0, 2.0], k_max=5)
+    traced = eqx.filter_vmap(lambda s: gflow.PopulationLoss(teacher, 3, weighting=s * jnp.ones(3)))(jnp.array([1.0, 0.0]))
+    assert jax.tree_util.tree_map(lambda x: x, traced).weights.shape == (2, 3)
+    zero = gflow.PopulationLoss(teacher, 3, weighting=[1.0, 1.0, 1.0])
+    object.__setattr__(zero, "weights", jnp.zeros(3))
+    assert zero.training_length == 0
+
+
+def test_conserved_quantities_refuse_frozen_layers():
+    """Q needs A, B, C trained and ‖B‖² − ‖C‖² needs B and C: with a layer frozen their drift is not solver error."""
+    rng = np.random.default_rng(6)
+    A, B, C = rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3)
+    with pytest.raises(gflow.GflowInputError, match="freezes C"):
+        gflow.analysis.balance_matrix(gflow.LinearRNN(A, B, C, trained=("A", "B")))
+    with pytest.raises(gflow.GflowInputError, match="freezes B"):
+        gflow.analysis.norm_difference(gflow.LinearRNN(A, B, C, trained=("A", "C")))
+    assert np.isfinite(float(gflow.analysis.norm_difference(gflow.LinearRNN(A, B, C, trained=("B", "C")))))

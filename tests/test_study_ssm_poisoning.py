@@ -30,15 +30,6 @@ def test_their_integrator_reproduces_their_printed_number():
     assert errors[0] == pytest.approx(setting.their_error["baseline"][0], rel=1e-6)
 
 
-def test_escape_time_interpolates_in_log_time():
-    ts = np.array([0.0, 1.0, 10.0, 100.0])
-    loss = np.array([1.0, 1.0, 0.25, 0.0])
-    # L(0)/2 = 0.5 lies between t = 1 (L = 1) and t = 10 (L = 0.25), halfway in log L: t = √10
-    assert sp.escape_time(ts, loss) == pytest.approx(np.sqrt(10.0))
-    assert np.isnan(sp.escape_time(ts, np.ones(4)))
-    assert 10.0 < sp.escape_time(ts, np.array([1.0, 1.0, 1.0, 0.0])) < 10.1  # L = 0 at t = 100: no log(0)
-
-
 def test_blow_up_estimate_matches_the_baseline_escape():
     """t* = a0^−(L−3)/(2(L−1)(L−3)) at their seed 242 (L = 7): 4.19e10, where their run escapes at 4.19e10."""
     setting = sp.SETTINGS[7]

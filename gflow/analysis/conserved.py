@@ -10,8 +10,21 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import GflowInputError
+
+
+def _require_trained(model, layers: str, quantity: str) -> None:
+    """Q is conserved only when A, B, C all move with the flow, its trace only when B and C do: on a model with
+    other layers frozen a drift would be physics, not solver error, so refuse rather than mislead."""
+    trained = getattr(model, "trained", ("A", "B", "C"))
+    missing = [name for name in layers if name not in trained]
+    if missing:
+        raise GflowInputError(f"{quantity} is conserved only when {', '.join(layers)} are all trained; this model "
+                              f"freezes {', '.join(missing)} (trained: {', '.join(trained)})")
+
 
 def _as_matrices(model):
+    _require_trained(model, "ABC", "Q = AAᵀ − AᵀA + BBᵀ − CᵀC")
     _, B, C = model.layers()
     return model.transition(), B.reshape(model.d, -1), C.reshape(-1, model.d)
 
@@ -31,6 +44,7 @@ def balance_matrix_scale(model):
 
 def norm_difference(model):
     """‖B‖_F² − ‖C‖_F² (seed 000 Lemma E.7), the trace of Q."""
+    _require_trained(model, "BC", "‖B‖² − ‖C‖²")
     _, B, C = model.layers()
     return jnp.sum(B**2) - jnp.sum(C**2)
 

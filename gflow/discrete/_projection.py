@@ -16,10 +16,14 @@ import jax
 import jax.numpy as jnp
 
 from .._checks import GflowInputError, positive_float
+from ..models._frozen import Frozen
 
 
 def _leaf(model, name: str):
     value = getattr(model, name, None) if isinstance(name, str) else None
+    if isinstance(value, Frozen):
+        raise GflowInputError(f"layer {name!r} of this model is frozen (gflow.models.Frozen): training never moves it, "
+                              "so there is nothing to project")
     if not eqx.is_inexact_array(value):
         raise GflowInputError(f"`name` must name a floating-point array of the model, got {name!r}")
     return value

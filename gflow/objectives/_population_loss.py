@@ -38,8 +38,9 @@ def _lag_weights(weighting, k):
     if w.ndim != 1:
         raise GflowInputError(f"per-lag `weighting` must be a vector (one weight per lag j = 0 … k−1), got shape "
                               f"{w.shape}")
-    if k is not None and not is_traced(k) and w.shape[0] != k:
-        raise GflowInputError(f"per-lag `weighting` has {w.shape[0]} entries, the training length k is {k}")
+    if w.shape[0] != k:
+        raise GflowInputError(f"per-lag `weighting` has {w.shape[0]} entries, the loss holds {k} lags (k, or k_max "
+                              "when given)")
     if not is_traced(w):
         wn = np.asarray(w)
         if not np.all(np.isfinite(wn)) or np.any(wn < 0) or not np.any(wn > 0):
@@ -51,7 +52,9 @@ class PopulationLoss(AbstractSumOfSquares):
     """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model).
 
     ``weighting``: ``"uniform"`` (weight 1 at every lag j < k), ``"accumulating"`` (k − j), or a vector of k
-    nonnegative per-lag weights (``weighting == "custom"`` afterwards; :meth:`at_lags` builds one from a dict).
+    nonnegative per-lag weights (k_max of them when ``k_max`` is given; ``weighting == "custom"`` afterwards;
+    :meth:`at_lags` builds one from a dict). The loss's training length (``description()["k"]``) is then the last
+    lag with a non-zero weight + 1, whatever trailing zeros the vector has.
     """
 
     target: jax.Array
@@ -72,10 +75,9 @@ class PopulationLoss(AbstractSumOfSquares):
             if not traced and positive_int("k", k) > k_max:
                 raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({k})")
         custom = not isinstance(weighting, str)
-        lag_weights = _lag_weights(weighting, None if traced else positive_int("k", k)) if custom else None
         self.k = k_max if k_max is not None else positive_int("k", k)
-        if custom and lag_weights.shape[0] > self.k:
-            raise GflowInputError(f"per-lag `weighting` has {lag_weights.shape[0]} entries, more than k_max = {self.k}")
+        # per-lag weights cover every lag the loss holds: k of them, or k_max (those beyond k are masked) with k_max
+        lag_weights = _lag_weights(weighting, self.k) if custom else None
         self.weighting = "custom" if custom else one_of("weighting", weighting, WEIGHTINGS)
         self.convention = one_of("convention", convention, CONVENTIONS)
         if not callable(getattr(teacher, "impulse_response", None)):
@@ -86,7 +88,7 @@ class PopulationLoss(AbstractSumOfSquares):
         inside = j < k
         self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
         if custom:
-            w = jnp.zeros(self.k).at[: lag_weights.shape[0]].set(lag_weights)
+            w = lag_weights
         else:
             w = jnp.ones(self.k) if weighting == "uniform" else k - j
         self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
@@ -95,7 +97,8 @@ class PopulationLoss(AbstractSumOfSquares):
     def at_lags(cls, teacher, lag_weights: dict, convention: str = "L") -> "PopulationLoss":
         """The loss Σ_j weight_j ‖h_j − w_j‖² over the lags named in ``lag_weights`` ({lag: weight}), k = the largest
         lag + 1. Slutzky et al.'s baseline design at length L is ``{L − 1: 1}``, with the special sequence
-        ``{L − 1: 0.5, 1: 0.5}`` (the mean over the two sequences)."""
+        ``{L − 1: 0.5, 1: 0.5}`` (the mean over the two sequences). Built in numpy: under ``vmap`` (a traced
+        weight) use ``PopulationLoss(teacher, k, weighting=w)`` with the vector itself."""
         if not isinstance(lag_weights, dict) or not lag_weights:
             raise GflowInputError(f"`lag_weights` must be a non-empty dict {{lag: weight}}, got {lag_weights!r}")
         lags = list(lag_weights)
@@ -117,7 +120,8 @@ class PopulationLoss(AbstractSumOfSquares):
     def training_length(self) -> int:
         """The number of lags the loss sees: 1 + the last lag with non-zero weight (k, also after
         :meth:`padded_to`)."""
-        return int(np.flatnonzero(np.asarray(self.weights))[-1]) + 1
+        nonzero = np.flatnonzero(np.asarray(self.weights))
+        return int(nonzero[-1]) + 1 if nonzero.size else 0
 
     def padded_to(self, k_max: int) -> "PopulationLoss":
         """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different

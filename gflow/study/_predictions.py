@@ -145,7 +145,7 @@ PREDICTIONS = [Prediction(*p) for p in [
     ("005-P1", "diagonal SSM, gradient flow on the baseline impulse sequence only (supervising lag L − 1): the learned "
      "SSM extrapolates (relative ℓ∞ error of h_0 … h_19 ≤ 0.01)", "Slutzky et al. §4.2, Tables 1, 3", "ssm_poisoning"),
     ("005-P2", "adding the correctly labelled special sequence (lag 1) poisons the implicit bias: the extrapolation "
-     "error rises (≥ 2× per seed, on every seed)", "Slutzky et al. Thm 1, §4.2, Tables 1, 3", "ssm_poisoning"),
+     "error rises (median over seeds of the per-seed ratio ≥ 2, and > 1 on every seed)", "Slutzky et al. Thm 1, §4.2, Tables 1, 3", "ssm_poisoning"),
     ("005-P3", "with the special sequence more than one diagonal entry of A grows: a larger effective rank of the "
      "learned A", "Slutzky et al. §4.1, Figs. 2, 3", "ssm_poisoning"),
 ]]
