@@ -37,13 +37,14 @@ Checks, thresholds fixed before the first full run (issue 27):
   sequence raises the error: per seed, error(special)/error(baseline) from the same A0 ≥ 2, and > 1 on every seed;
   (005-P3) with the special sequence the learned A has a larger effective rank (per seed difference > 0).
 - *sanity*: every flow ends fitted (L(t1) ≤ 1e-20) with status "completed"; the error agrees with the tighter-rtol
-  repeat to 1e-4 relative (post hoc: 1e-6 before a --quick run showed 9.1e-7 at L = 9, within 10 % of it; the
-  runner-up's near-tie with the top entry, diff = 5e-12, makes the final state ill-conditioned there: moving a0[1]
-  by 1e-15 or 1e-14 relative moves the error by 1.2e-7 or 1.1e-6 relative at L = 9, by 5e-12 or 1e-10 at L = 7
-  (seeds 342, 242, rtol 1e-11), so ~1e-6 is float64's floor at L = 9, not the solver's; the check reports both
-  bars); on their seeds our error agrees with their printed numbers to 1e-2 relative and with the tight referee to
-  1e-4 (the 1e-2 bar was set after a first run had shown ≤ 8.8e-4: their default tolerance); their integrator rerun
-  on our right-hand side reproduces their printed numbers to 1e-3 (bar set after a run showed ≤ 1.9e-5).
+  repeat, and on their seeds with the tight referee, to 1e-6 relative (pre-registered; it decides). A bar of 1e-4
+  was proposed after a --quick run showed 9.1e-7 at L = 9 and is shown beside, never deciding: the runner-up's
+  near-tie with the top entry (diff = 5e-12) makes the final state ill-conditioned there, moving a0[1] by 1e-15 or
+  1e-14 relative moves the error by 1.2e-7 or 1.1e-6 relative at L = 9, by 5e-12 or 1e-10 at L = 7 (seeds 342, 242,
+  rtol 1e-11), so ~1e-6 is float64's floor at L = 9, not the solver's. On their seeds our error agrees with their
+  printed numbers to 1e-2 relative (a bar set after a first run had shown ≤ 8.8e-4: their default tolerance), and
+  their integrator rerun on our right-hand side reproduces their printed numbers to 1e-3 (set after a run showed
+  ≤ 1.9e-5).
 
 Example:  python studies/ssm_poisoning.py --quick --out out/ssm_poisoning
 """
@@ -95,8 +96,8 @@ DESIGNS = ("baseline", "special")
 BASELINE_EXTRAPOLATES = 0.01  # 005-P1
 POISON_RATIO = 2.0  # 005-P2
 FITTED = 1e-20
-RESOLVED = 1e-4  # pre-registered 1e-6; raised after a --quick run showed 9.1e-7 at L = 9 (within 10 % of it)
-RESOLVED_PREREGISTERED = 1e-6
+RESOLVED = 1e-6  # pre-registered: decides
+RESOLVED_POST_HOC = 1e-4  # proposed after a --quick run showed 9.1e-7 at L = 9 (shown beside, never decides)
 REPRODUCES = 1e-2
 SAME_SETUP = 1e-3
 
@@ -280,12 +281,13 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
     tight = np.concatenate([final_errors(r["baseline_tight"]), final_errors(r["special_tight"])])
     ours = np.concatenate([base, special])
     resolved = float(np.max(np.abs(ours - tight) / tight))
-    at_first_bar = "pass" if resolved <= RESOLVED_PREREGISTERED else "FAIL"
+    post_hoc = "pass" if resolved <= RESOLVED_POST_HOC else "FAIL"
     out.append(check(f"{where}: extrapolation errors at rtol {args.rtol:g} against the repeat at "
-                     f"{args.tight_rtol:g}, max relative difference ≤ {RESOLVED:g} (post hoc: the bar was "
-                     f"{RESOLVED_PREREGISTERED:g} before a --quick run showed 9.1e-7 at L = 9; at that bar: "
-                     f"{at_first_bar})", SOURCE, resolved, RESOLVED, resolved <= RESOLVED, kind="sanity",
-                     preregistered_threshold=RESOLVED_PREREGISTERED, status_at_preregistered=at_first_bar))
+                     f"{args.tight_rtol:g}, max relative difference ≤ {RESOLVED:g} (pre-registered; a bar of "
+                     f"{RESOLVED_POST_HOC:g} proposed after a --quick run showed 9.1e-7 at L = 9 gives {post_hoc}: "
+                     "at L = 9 the final state is ill-conditioned, moving a0[1] by 1e-14 relative moves the error by "
+                     "1.1e-6)", SOURCE, resolved, RESOLVED, resolved <= RESOLVED, kind="sanity",
+                     post_hoc_threshold=RESOLVED_POST_HOC, status_at_post_hoc=post_hoc))
     shared = [s for s in setting.their_seeds if s in seeds]  # their seeds among ours: compared with their numbers
     if shared:
         at = [seeds.index(s) for s in shared]
