@@ -10,6 +10,10 @@ gflow.study.PREDICTIONS gets one status:
 - pass / FAIL / inconclusive: from the *prediction* checks tagged with it (FAIL if any fails, else inconclusive if
   any is, else pass); *sanity* checks (by construction, arithmetic, solver guards) are listed but never decide;
 - not testable: gflow.study.UNTESTABLE says why, and what it would take;
+- an *identity* (gflow.study.IDENTITIES: algebra, an invariance of the exact dynamics, a proven bound on every state, a
+  property of the initialization, a construction) is verified by every check tagged with it and counted apart from
+  the predictions: "identity: verified", "identity: check failed" (a bug of ours), "identity: by proof" (no check),
+  "identity: not run";
 - not run: the study meant to decide it (or the part of it, for a study run in ``--parts``) has no result file;
 - not checked: none of the above (a defect: tests/test_validation.py fails on it).
 
@@ -27,7 +31,7 @@ import re
 import sys
 
 from gflow.results import write_text_atomic
-from gflow.study import load_results, PREDICTIONS, study_code_hash, UNTESTABLE
+from gflow.study import IDENTITIES, load_results, PREDICTIONS, SCALING_NOTES, study_code_hash, UNTESTABLE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STUDIES = os.path.join(ROOT, "studies")
@@ -35,6 +39,14 @@ RESULTS = os.path.join(ROOT, "validation", "results")
 EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
 OUTPUT = os.path.join(ROOT, "VALIDATION.md")
 STATUS_ORDER = ("pass", "FAIL", "inconclusive", "not testable", "not run", "not checked")
+IDENTITY_ORDER = ("identity: verified", "identity: check failed", "identity: by proof", "identity: not run")
+RULE = ("**What counts.** A *prediction* is a claim about what training does that could have come out otherwise; only "
+        "its *prediction* checks decide it. An *identity* (algebra, an invariance of the exact dynamics, a proven bound "
+        "on every state, a property of the initialization, a construction) is verified and shown, but counted apart "
+        "from the predictions, whatever kind its checks have in the study (the reason for each is under "
+        "[Identities](#identities)). *Not testable* keeps its reasons. Where a measured value is largely fixed by a "
+        "scaling we chose, the prediction says so. A threshold or scope changed after a run is shown with both "
+        "versions, and the pre-registered one decides.")
 EXPLAINED = ("FAIL", "inconclusive", "not run")  # statuses whose line links to a required explanation
 # Commits of the recorded results that were computed by the integrator before issue 24 (which changed what every flow
 # returns): the header says so while any result from them remains.
@@ -82,6 +94,18 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
         checks = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "prediction"]
         guards = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "sanity"]
         statuses = {c["status"] for _, c in checks}
+        if p.id in IDENTITIES:  # every tagged check verifies it, whatever its kind; none decides a prediction
+            every = checks + guards
+            if every:
+                status = ("identity: verified" if all(c["status"] == "pass" for _, c in every)
+                          else "identity: check failed")
+            elif not all(_ran(recorded, study, part) for study, part in planned_runs(p)):
+                status = "identity: not run"
+            else:
+                status = "identity: by proof"
+            out[p.id] = {"status": status, "checks": every, "guards": [],
+                         "stale": any(r["_stale"] for r, _ in every)}
+            continue
         if checks:
             status = "FAIL" if "FAIL" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
         elif p.id in UNTESTABLE:
@@ -134,13 +158,17 @@ def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list
 
 def _overview(results, statuses, checks) -> list[str]:
     """The heading, the counts of predictions and checks, and the note on results older than issue 24."""
-    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER}
+    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER + IDENTITY_ORDER}
+    n_identities = sum(p.id in IDENTITIES for p in PREDICTIONS)
     lines = ["# VALIDATION", "",
              "Built by `python studies/validation.py` from the result files in `validation/results/` (one per study, "
              "written by the study's full run) and the explanations in `validation/explanations.md`. Do not edit by "
              "hand: `tests/test_validation.py` rebuilds this file and fails on any difference.", "",
-             f"**Predictions ({len(PREDICTIONS)}): " + ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER
-                                                                  if counts[s] or s != "not checked") + ".** "
+             RULE, "",
+             f"**Predictions ({len(PREDICTIONS) - n_identities}): " + ", ".join(
+                 f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s] or s != "not checked") + ".** "
+             f"**Identities, counted apart ({n_identities}): " + ", ".join(
+                 f"{counts[s]} {s.split(': ')[1]}" for s in IDENTITY_ORDER if counts[s]) + ".** "
              "A prediction is decided by its *prediction* checks only; *sanity* checks (true by construction, "
              "arithmetic, solver guards) are shown beside it and never count. Over seeds a check reports the "
              "statistic with its bootstrap 95 % interval: pass if the interval clears the threshold, FAIL if it lies "
@@ -191,6 +219,8 @@ def _prediction_rows(results, statuses, explanations) -> tuple[list[str], list[s
               "| id | prediction | source | status | prediction checks: value [95 % interval] vs threshold | "
               "sanity guards |", "|---|---|---|---|---|---|"]
     for p in PREDICTIONS:
+        if p.id in IDENTITIES:
+            continue
         st = statuses[p.id]
         status = st["status"]
         shown = f"**{status}**" if status in ("FAIL", "not checked") else status
@@ -210,7 +240,22 @@ def _prediction_rows(results, statuses, explanations) -> tuple[list[str], list[s
         if any(c["status"] != "pass" for _, c in st["guards"]):
             shown += " (a sanity guard failed)"
             guards = f"**{guards}**"
-        lines.append(f"| {p.id} | {_cell(p.claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} | {guards} |")
+        claim = p.claim + (f" *(Note: {SCALING_NOTES[p.id]})*" if p.id in SCALING_NOTES else "")
+        lines.append(f"| {p.id} | {_cell(claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} | {guards} |")
+    lines += ["", "## Identities", "",
+              "Verified and shown, counted apart from the predictions: no run could refute them, so their checks "
+              "(whatever kind the study gave them) only show that our code implements them. Why each is one is below "
+              "the table.", "",
+              "| id | statement | source | status | checks: value vs threshold |", "|---|---|---|---|---|"]
+    for p in PREDICTIONS:
+        if p.id not in IDENTITIES:
+            continue
+        st = statuses[p.id]
+        shown = f"[{'**' + st['status'] + '**' if 'failed' in st['status'] else st['status']}](#{_anchor(p.id)})"
+        if st["stale"]:
+            shown += " (stale)"
+        evidence = "; ".join(f"{c['status']}: {_measured(c)} ({r['study']})" for r, c in st["checks"]) or "—"
+        lines.append(f"| {p.id} | {_cell(p.claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} |")
     return lines, missing
 
 
@@ -222,6 +267,11 @@ def _notes(statuses, explanations) -> list[str]:
         lines += ["", "## Not testable at simulator scale", ""]
         for p in untestable:
             lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {UNTESTABLE[p.id]}', ""]
+
+    lines += ["", "## Why each identity is one", ""]
+    for p in PREDICTIONS:
+        if p.id in IDENTITIES:
+            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {IDENTITIES[p.id]}', ""]
 
     explained = [p for p in PREDICTIONS if statuses[p.id]["status"] in EXPLAINED]
     if explained:

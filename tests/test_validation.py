@@ -13,10 +13,12 @@ from gflow.study import (
     check,
     decide,
     exit_code,
+    IDENTITIES,
     load_results,
     over_seeds,
     PREDICTIONS,
     record_result,
+    SCALING_NOTES,
     seeds_needed,
     study_code_hash,
     study_parser,
@@ -122,22 +124,32 @@ def _result(study, checks, code_hash=None):
 
 
 def test_render_decides_predictions_by_prediction_checks_only():
-    results = [_result("balance_limit", [
-        check("sanity only", "s", 1.0, 1.0, True, kind="sanity", predictions=["000-P3"]),
-        check("fails", "s", 0.1, 0.45, False, kind="prediction", predictions=["000-P4"]),
-        over_seeds("wide", "s", [0.1, 0.3, 0.5, 0.7, 0.9], 0.45, ">=", predictions=["000-P5"]),
-        check("passes", "s", 0.0, 0.05, True, kind="prediction", predictions=["000-P1"]),
+    results = [_result("memoryless", [
+        check("sanity only", "s", 1.0, 1.0, True, kind="sanity", predictions=["001-6"]),
+        check("fails", "s", 0.1, 0.45, False, kind="prediction", predictions=["001-8"]),
+        over_seeds("wide", "s", [0.1, 0.3, 0.5, 0.7, 0.9], 0.45, ">=", predictions=["001-10"]),
+        check("passes", "s", 0.0, 0.05, True, kind="prediction", predictions=["001-11"]),
+        check("identity shown", "s", 0.0, 1e-12, True, kind="prediction", predictions=["001-3"]),
+        check("identity broken", "s", 1.0, 1e-12, False, kind="sanity", predictions=["001-5"]),
     ], code_hash="old")]
-    text, missing = validation.render(results, {"000-P4": "Because."})
+    text, missing = validation.render(results, {"001-8": "Because."})
     row = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| 0")}
-    assert "**not checked**" in row["000-P3"] and "1/1 pass" in row["000-P3"]
-    assert "[**FAIL**](#x-000-p4) (stale)" in row["000-P4"]
-    assert "[inconclusive](#x-000-p5) (stale)" in row["000-P5"] and "seeds to decide" in row["000-P5"]
-    assert "| pass (stale) |" in row["000-P1"]
+    assert "**not checked**" in row["001-6"] and "1/1 pass" in row["001-6"]
+    assert "[**FAIL**](#x-001-8) (stale)" in row["001-8"]
+    assert "[inconclusive](#x-001-10) (stale)" in row["001-10"] and "seeds to decide" in row["001-10"]
+    assert "| pass (stale) |" in row["001-11"]
     assert "| [not run](#x-000-p6) |" in row["000-P6"]  # extrapolation_phase has no result here
-    assert "000-P5" in missing and "000-P6" in missing and "000-P4" not in missing  # not run needs a reason too
+    assert "001-10" in missing and "000-P6" in missing and "001-8" not in missing  # not run needs a reason too
     assert "**explanation missing**" in text and "Because." in text
-    assert "| balance_limit | 2026-11-25 | abc | 1.0 min | 4 | **stale** |" in text
+    assert "| memoryless | 2026-11-25 | abc | 1.0 min | 6 | **stale** |" in text
+    # identities: counted apart, verified by any check tagged with them, a failed one shown as our bug
+    assert "[identity: verified](#x-001-3) (stale)" in row["001-3"]
+    assert "[**identity: check failed**](#x-001-5) (stale)" in row["001-5"]
+    predictions_table = text.split("## Predictions")[1].split("## Identities")[0]
+    assert "| 001-3 |" not in predictions_table and "| 001-6 |" in predictions_table
+    n_identities = len(validation.IDENTITIES)
+    assert f"**Predictions ({len(PREDICTIONS) - n_identities}): 1 pass, 1 FAIL, 1 inconclusive" in text
+    assert f"**Identities, counted apart ({n_identities}): 1 verified, 1 check failed" in text
 
 
 def test_a_study_run_in_parts_decides_only_the_predictions_of_the_parts_it_ran():
@@ -165,6 +177,8 @@ def test_registry_ids_are_unique_and_untestable_ones_are_known():
     ids = [p.id for p in PREDICTIONS]
     assert len(ids) == len(set(ids)) and set(UNTESTABLE) <= set(ids)
     assert all(len(reason) > 80 for reason in UNTESTABLE.values())
+    assert set(IDENTITIES) <= set(ids) and not set(IDENTITIES) & set(UNTESTABLE)
+    assert all(len(reason) > 80 for reason in IDENTITIES.values()) and set(SCALING_NOTES) <= set(ids)
 
 
 def test_committed_validation_md_is_what_the_committed_results_give():

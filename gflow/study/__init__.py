@@ -18,7 +18,13 @@ from ._parser import (
     StudyParser as StudyParser,
     sweep_options as sweep_options,
 )
-from ._predictions import Prediction as Prediction, PREDICTIONS as PREDICTIONS, UNTESTABLE as UNTESTABLE
+from ._predictions import (
+    IDENTITIES as IDENTITIES,
+    Prediction as Prediction,
+    PREDICTIONS as PREDICTIONS,
+    SCALING_NOTES as SCALING_NOTES,
+    UNTESTABLE as UNTESTABLE,
+)
 from ._quick_full import QuickFull as QuickFull
 from ._record import load_results as load_results, record_result as record_result, study_code_hash as study_code_hash
 from ._statistics import bootstrap_interval as bootstrap_interval, decide as decide, seeds_needed as seeds_needed
