@@ -19,8 +19,10 @@ E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄, spec 003 §3(b)) 
    averaged parameters (Corollary 1) must decrease with τ; the relative loss min_s R_S(Θ(s)) / R_S(Θ(0)) must
    degrade with T much faster above the cutoff than below it.
 F. P13: projected GD against plain GD on the same problem at step sizes c/(T√τ), c = 1, 4, …: projected GD keeps
-   α_m σ₁ < 1 at every iterate below the cutoff (by construction, a sanity check); plain GD "needs a smaller η": at
-   the largest c at which projected GD trains (final R_S ≤ 0.1 R_S(0)), plain GD must not (a prediction check).
+   α_m σ₁ < 1 at every iterate below the cutoff (by construction, a sanity check: 003-P13 is an identity); plain GD
+   "needs a smaller η" (at the largest c at which projected GD trains, final R_S ≤ 0.1 R_S(0), plain GD must not) is
+   spec 003's derivation, not the paper's (Remark 5 says nothing of plain GD's step): reported as a finding that
+   decides no prediction (issue 28).
 G. P6, P14 (below the cutoff, length T of --transport-length): the transported point of Prop. 3's proof and
    Remark 4 (Theorem 1's reference point, eq. 20), Θ̄_i = Θ_i(0) + c_i (v_w(W_ii(0)), v_u(U_i(0)))/√m, built from the
    teacher's own transport maps, approximates the teacher without training: Prop. 5 bounds |F_t(Θ̄) − F̃_t| by
@@ -563,11 +565,13 @@ def part_f(args, checks, results):
     plain_at = [r for r in rows if r["method"] == "plain" and r["regime"] == "short" and r["c"] == c_proj]
     passed = c_proj is not None and not trains(plain_at[0])
     value = float("nan") if c_proj is None else (c_plain or 0.0) / c_proj
-    checks.append(check(f"P13: below the cutoff (T = {T}, seed 0) plain GD needs a smaller step than projected GD: at "
-                        f"the largest η = c/(T√τ), c ∈ {args.step_multipliers}, at which projected GD trains (no "
-                        "divergence, final R_S <= 0.1 R_S(0)), plain GD from the same init does not (value: largest c "
-                        "at which plain GD trains / that c, 0 if none)", src13, value, 1.0, passed,
-                        kind="prediction", predictions=["003-P13"], c_projected=c_proj, c_plain=c_plain))
+    checks.append(check(f"P13 (spec 003's derivation, not the paper's: Remark 5 says nothing of plain GD's step, so "
+                        f"this finding decides no prediction, issue 28): below the cutoff (T = {T}, seed 0) plain GD "
+                        f"needs a smaller step than projected GD: at the largest η = c/(T√τ), c ∈ "
+                        f"{args.step_multipliers}, at which projected GD trains (no divergence, final R_S <= 0.1 "
+                        "R_S(0)), plain GD from the same init does not (value: largest c at which plain GD trains / that "
+                        "c, 0 if none)", src13, value, 1.0, passed,
+                        kind="prediction", predictions=[], c_projected=c_proj, c_plain=c_plain))
 
     plain_short = [r for r in rows if r["regime"] == "short" and r["method"] == "plain"]
     finding = {
