@@ -9,6 +9,8 @@ gflow.study.PREDICTIONS gets one status:
 
 - pass / FAIL / inconclusive: from the *prediction* checks tagged with it (FAIL if any fails, else inconclusive if
   any is, else pass); *sanity* checks (by construction, arithmetic, solver guards) are listed but never decide;
+- depends on the reading: where the paper's text allows several readings of the setup, checks carry a ``reading``
+  and each reading is decided on its own; readings that disagree decide nothing (both numbers shown);
 - not testable: gflow.study.UNTESTABLE says why, and what it would take;
 - an *identity* (gflow.study.IDENTITIES: algebra, an invariance of the exact dynamics, a proven bound on every state, a
   property of the initialization, a construction) is verified by every check tagged with it and counted apart from
@@ -38,7 +40,7 @@ STUDIES = os.path.join(ROOT, "studies")
 RESULTS = os.path.join(ROOT, "validation", "results")
 EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
 OUTPUT = os.path.join(ROOT, "VALIDATION.md")
-STATUS_ORDER = ("pass", "FAIL", "inconclusive", "not testable", "not run", "not checked")
+STATUS_ORDER = ("pass", "FAIL", "inconclusive", "depends on the reading", "not testable", "not run", "not checked")
 IDENTITY_ORDER = ("identity: verified", "identity: check failed", "identity: by proof", "identity: not run")
 RULE = ("**What counts.** A *prediction* is a claim about what training does that could have come out otherwise; only "
         "its *prediction* checks decide it. An *identity* (algebra, an invariance of the exact dynamics, a proven bound "
@@ -47,7 +49,7 @@ RULE = ("**What counts.** A *prediction* is a claim about what training does tha
         "[Identities](#identities)). *Not testable* keeps its reasons. Where a measured value is largely fixed by a "
         "scaling we chose, the prediction says so. A threshold or scope changed after a run is shown with both "
         "versions, and the pre-registered one decides.")
-EXPLAINED = ("FAIL", "inconclusive", "not run")  # statuses whose line links to a required explanation
+EXPLAINED = ("FAIL", "inconclusive", "depends on the reading", "not run")  # need an explanation paragraph
 # Commits of the recorded results that were computed by the integrator before issue 24 (which changed what every flow
 # returns): the header says so while any result from them remains.
 RECORDED_BEFORE_ISSUE_24 = ("c965757e57", "19fb41a689", "45fac2ecf4")
@@ -93,7 +95,6 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
     for p in PREDICTIONS:
         checks = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "prediction"]
         guards = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "sanity"]
-        statuses = {c["status"] for _, c in checks}
         if p.id in IDENTITIES:  # every tagged check verifies it, whatever its kind; none decides a prediction
             every = checks + guards
             if every:
@@ -107,7 +108,7 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
                          "stale": any(r["_stale"] for r, _ in every)}
             continue
         if checks:
-            status = "FAIL" if "FAIL" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
+            status = decided(checks)
         elif p.id in UNTESTABLE:
             status = "not testable"
         elif not all(_ran(recorded, study, part) for study, part in planned_runs(p)):
@@ -117,6 +118,23 @@ def prediction_statuses(results: list[dict]) -> dict[str, dict]:
         out[p.id] = {"status": status, "checks": checks, "guards": guards,
                      "stale": any(r["_stale"] for r, _ in checks)}
     return out
+
+
+def _decide(statuses: set) -> str:
+    return "FAIL" if "FAIL" in statuses else "inconclusive" if "inconclusive" in statuses else "pass"
+
+
+def decided(checks) -> str:
+    """A prediction's status from its prediction checks: FAIL if any fails, else inconclusive if any is, else pass.
+    Where the paper's text allows several readings of the setup (a check's ``reading``, e.g. "grid" and "iid" for
+    seed 000's C.2.1), each reading is decided on its own checks (plus those that hold for every reading), and
+    readings that disagree give "depends on the reading" (issue 28: a prediction is decided only where they agree)."""
+    readings = sorted({c.get("reading") for _, c in checks} - {None})
+    if not readings:
+        return _decide({c["status"] for _, c in checks})
+    per_reading = {_decide({c["status"] for _, c in checks if c.get("reading") in (None, reading)})
+                   for reading in readings}
+    return per_reading.pop() if len(per_reading) == 1 else "depends on the reading"
 
 
 def _fmt(v) -> str:
@@ -134,10 +152,11 @@ def _cell(text) -> str:
 
 
 def _measured(c: dict) -> str:
+    reading = f"[{c['reading']} reading] " if c.get("reading") else ""
     interval = f" [{_fmt(c['interval'][0])}, {_fmt(c['interval'][1])}]" if "interval" in c else ""
     n = f", n = {c['n']}" if "n" in c else ""
     needed = f", ~{c['seeds_needed']} seeds to decide" if c.get("seeds_needed") else ""
-    return f"{_fmt(c['value'])}{interval} vs {c.get('direction', '')}{_fmt(c['threshold'])}{n}{needed}"
+    return f"{reading}{_fmt(c['value'])}{interval} vs {c.get('direction', '')}{_fmt(c['threshold'])}{n}{needed}"
 
 
 def _anchor(pid: str) -> str:

@@ -152,6 +152,26 @@ def test_render_decides_predictions_by_prediction_checks_only():
     assert f"**Identities, counted apart ({n_identities}): 1 verified, 1 check failed" in text
 
 
+def test_readings_that_disagree_decide_nothing():
+    """Issue 28: a prediction is decided only where every reading of an ambiguous setup agrees."""
+    def c(status, reading=None):
+        entry = check("x", "s", 1.0, 1.0, status == "pass", kind="prediction", predictions=["000-P10"],
+                      **({"reading": reading} if reading else {}))
+        entry["status"] = status
+        return (None, entry)
+
+    assert validation.decided([c("pass", "grid"), c("pass", "iid")]) == "pass"
+    assert validation.decided([c("FAIL", "grid"), c("FAIL", "iid"), c("pass")]) == "FAIL"
+    assert validation.decided([c("pass", "grid"), c("FAIL", "iid")]) == "depends on the reading"
+    assert validation.decided([c("pass", "grid"), c("pass", "iid"), c("inconclusive")]) == "inconclusive"
+    assert validation.decided([c("pass"), c("FAIL")]) == "FAIL"  # no readings: as before
+    results = [_result("extrapolation_phase", [c("pass", "grid")[1], c("FAIL", "iid")[1]])]
+    text, missing = validation.render(results, {})
+    row = [line for line in text.splitlines() if line.startswith("| 000-P10 |")][0]
+    assert "[depends on the reading](#x-000-p10)" in row and "[grid reading]" in row and "[iid reading]" in row
+    assert "000-P10" in missing  # needs its explanation, as a FAIL does
+
+
 def test_a_study_run_in_parts_decides_only_the_predictions_of_the_parts_it_ran():
     by_id = {p.id: p for p in PREDICTIONS}
     assert validation.planned_runs(by_id["000-P15"]) == [("gru_extrapolation", "A")]
