@@ -21,7 +21,10 @@ F. Fig. 4 weight dynamics from a non-symmetric start (B_0, C_0 independent). The
    Q = AAᵀ − AᵀA + BBᵀ − CᵀC (spec 001 §3.5) fixes BBᵀ − CᵀC = Q_0 − (AAᵀ − AᵀA), which predicts ‖B − Cᵀ‖ exactly
    from h_0 = C B and pins B ≈ Cᵀ when Q_0 and A's non-normality are small; nothing forces A = Aᵀ. The paper's
    A-initialization is garbled; two readings: A_0 = I + ε G ("identity", our default reading of the paper's
-   claim) and A_0 = ε G ("iid"), G entries N(0, 1/d).
+   claim) and A_0 = ε G ("iid"), G entries N(0, 1/d). 001-13 is decided on the identity reading at the smallest ε
+   by the relative imbalance ‖B − Cᵀ‖ / min(‖B‖, ‖C‖) (spec 001 item 13: small "relative to ‖B‖, ‖C‖"): O(1) at
+   t = 0 (>= 0.5, a precondition: B_0, C_0 are independent) and <= 0.1 at the end. It replaces "‖A − Aᵀ‖, ‖B − Cᵀ‖
+   <= 0.1 ‖A‖ at the end", which held at t = 0 already because ‖A_0‖ ≈ √d (issue 28).
 G. Three more claims of spec 001 §5: the Monte-Carlo empirical loss converges to the closed form at rate N^{−1/2}
    (Lemma 3.1 / A.1, item 1); w* < 0 with B_0 = −C_0ᵀ keeps its class and reaches the same conclusions (Remark 6.2,
    item 10); MIMO with a symmetric PSD W* (App. C, item 11): C u_i = 0 for λ_i ≠ 0 and H_j → 0 for j >= 1.
@@ -55,6 +58,8 @@ from gflow.plot import figure_grid, label_axes, plot_diagnostic, plot_loss
 from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE = "seed 001 (Cohen-Karlik, Ben David, Cohen, Globerson)"
+IMBALANCE_START = 0.5  # 001-13 precondition: ‖B − Cᵀ‖/min(‖B‖, ‖C‖) at t = 0 at least this (ours, O(1); issue 28)
+IMBALANCE_END = 0.1  # 001-13: "much smaller" at the end, at most this (ours; the paper gives no number)
 CONVERGED = 1e-20  # a run "reached zero loss" below this (float64 rounding floor of the residuals ~ 1e-16)
 
 
@@ -129,6 +134,13 @@ def predicted_balance_gap(h0, trace_q, K):
     ‖b ∓ c‖² = ‖b‖² + ‖c‖² − 2|h_0|."""
     s = np.sqrt(np.maximum(2 * K**2 + 4 * h0**2 - trace_q**2, 0.0))
     return np.sqrt(np.maximum(s - 2 * np.abs(h0), 0.0))
+
+
+def relative_imbalance(model):
+    """‖B − Cᵀ‖ / min(‖B‖, ‖C‖): "‖B − Cᵀ‖ small relative to ‖B‖, ‖C‖" (spec 001 item 13); √2 for orthogonal B, Cᵀ
+    of equal norm, about √2 for independent Gaussian B_0, C_0 in high dimension, 0 on the balanced class."""
+    B, C = np.asarray(model.B), np.asarray(model.C)
+    return float(np.linalg.norm(B - C) / min(np.linalg.norm(B), np.linalg.norm(C)))
 
 
 def norms(model):
@@ -453,6 +465,7 @@ def fig4_checks(args, runs, checks, results):
         rows[n] = {"A_asym": float(nA[-1, 0]), "BC_gap": float(nA[-1, 1]), "A_norm": float(nA[-1, 2]),
                    "B_norm": float(nA[-1, 3]), "A_asym_ratio_0": float(nA[0, 0] / nA[0, 2]),
                    "A_asym_ratio_end": float(nA[-1, 0] / nA[-1, 2]), "BC_gap_predicted_from_Q": pred,
+                   "BC_imbalance_0": relative_imbalance(t.model_at(0)), "BC_imbalance_end": relative_imbalance(m),
                    "K": K, "final_loss": float(t.loss[-1]),
                    "Q_relative_drift": an.relative_drift(Q, t.diagnostics["Q_scale"]),
                    "Q_relative_drift_tight": an.relative_drift(runs["tight"][n].diagnostics["Q"],
@@ -462,8 +475,11 @@ def fig4_checks(args, runs, checks, results):
     pred_err = max(abs(r["BC_gap_predicted_from_Q"] - r["BC_gap"]) / r["BC_gap"] for r in rows.values())
     eps_min = min(args.fig4_eps)
     ident = [r for n, r in rows.items() if "identity" in n and f"eps{eps_min:g}_" in n]
-    worst_a = max(r["A_asym"] / r["A_norm"] for r in ident)
-    worst_b = max(r["BC_gap"] / r["A_norm"] for r in ident)
+    imb0 = min(r["BC_imbalance_0"] for r in ident)
+    imb_end = max(r["BC_imbalance_end"] for r in ident)
+    imb_ratio = max(r["BC_imbalance_end"] / r["BC_imbalance_0"] for r in ident)
+    a_ratio_0 = max(r["A_asym_ratio_0"] for r in ident)
+    a_ratio_end = max(r["A_asym_ratio_end"] for r in ident)
     iid = {n: r for n, r in rows.items() if "_iid_" in n}
     keep = min(r["A_asym_ratio_end"] / r["A_asym_ratio_0"] for r in iid.values())
     src4 = f"{SOURCE}, Sec. 7.1 / Fig. 4"
@@ -481,10 +497,19 @@ def fig4_checks(args, runs, checks, results):
               "‖Q_0 − (AAᵀ − AᵀA)‖ (max relative error; an identity once Q is conserved)",
               f"{src4}; spec 001 §3.5", pred_err, 1e-2, pred_err <= 1e-2, kind="sanity",
               predictions=["001-13", "001-12"]),
-        check(f"Fig. 4, reading A_0 = I + εG, ε = {eps_min:g}: ‖A − Aᵀ‖ and ‖B − Cᵀ‖ <= 0.1 ‖A‖ at the end in every "
-              f"run ({n_ident}; worst; paper: 'much smaller than those of A'; 0.1 is ours)", src4,
-              float(max(worst_a, worst_b)), 0.1, max(worst_a, worst_b) <= 0.1, kind="prediction", A_ratio=worst_a,
-              BC_ratio=worst_b, predictions=["001-13"]),
+        check(f"Fig. 4 setup, reading A_0 = I + εG, ε = {eps_min:g} ({n_ident}): B_0 and C_0 are drawn "
+              f"independently, so the relative imbalance ‖B − Cᵀ‖ / min(‖B‖, ‖C‖) is O(1) at t = 0 (min over runs "
+              f">= {IMBALANCE_START:g}; the precondition of 001-13's check below, ours)", src4, imb0,
+              IMBALANCE_START, imb0 >= IMBALANCE_START, kind="sanity", predictions=["001-13"]),
+        check(f"Fig. 4, reading A_0 = I + εG, ε = {eps_min:g}: from a non-symmetric start (B_0, C_0 independent, "
+              f"relative imbalance >= {IMBALANCE_START:g} at t = 0) ‖B − Cᵀ‖ becomes small relative to ‖B‖ and ‖C‖: "
+              f"‖B − Cᵀ‖ / min(‖B‖, ‖C‖) <= {IMBALANCE_END:g} at the end in every run ({n_ident}; worst; paper: "
+              f"'much smaller', {IMBALANCE_END:g} is ours; spec 001 item 13). Replaces the check ‖A − Aᵀ‖ and "
+              "‖B − Cᵀ‖ <= 0.1 ‖A‖ at the end, which held at t = 0 already (0.017 <= 0.1, ‖A_0‖ ≈ √d; issue 28); "
+              "bar and precondition set before the rerun. ‖A − Aᵀ‖/‖A‖ is reported, not decided: <= 0.1 at t = 0 "
+              "for this reading", src4, imb_end, IMBALANCE_END, imb0 >= IMBALANCE_START and imb_end <= IMBALANCE_END,
+              kind="prediction", imbalance_start_min=imb0, imbalance_end_over_start_max=imb_ratio,
+              A_asym_ratio_start_max=a_ratio_0, A_asym_ratio_end_max=a_ratio_end, predictions=["001-13"]),
         check(f"Fig. 4, reading A_0 = εG ({len(iid)} runs, every ε): Q does not symmetrize A — ‖A − Aᵀ‖/‖A‖ keeps "
               ">= half its initial value (min over runs; spec 001's derived reading, against the paper's 'A "
               "symmetric' for this A_0)", f"{SOURCE}, spec 001 §3.5 [D], §4 Fig. 4 [V]", keep, 0.5, keep >= 0.5,

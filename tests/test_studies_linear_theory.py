@@ -161,6 +161,21 @@ def test_starts_of_the_memoryless_study():
     assert np.linalg.norm(np.asarray(iid.A)) < 0.1 and float(an.balance_defect(iid)) > 0.1
 
 
+def test_relative_imbalance_of_001_13():
+    """‖B − Cᵀ‖ / min(‖B‖, ‖C‖): 0 on the balanced class, scale-free, and O(1) at the Fig. 4 starts (issue 28: the
+    old ‖·‖/‖A‖ measure was already below its bar at t = 0 because ‖A_0‖ ≈ √d)."""
+    b = np.array([1.0, 2.0, 0.0])
+    assert memoryless.relative_imbalance(gflow.LinearRNN(np.eye(3), b, b)) == 0.0
+    c = np.array([0.0, 0.0, 3.0])
+    assert memoryless.relative_imbalance(gflow.LinearRNN(np.eye(3), b, c)) == pytest.approx(np.sqrt(14 / 5))
+    assert memoryless.relative_imbalance(gflow.LinearRNN(np.eye(3), 1e-3 * b, 1e-3 * c)) == pytest.approx(
+        np.sqrt(14 / 5))
+    for s in range(10):  # the study's seeds: the precondition of the 001-13 check holds at every start
+        m = memoryless.fig4_start("identity", 0.01, s, 10)
+        assert memoryless.relative_imbalance(m) >= memoryless.IMBALANCE_START
+        assert np.linalg.norm(np.asarray(m.A) - np.asarray(m.A).T) / np.linalg.norm(np.asarray(m.A)) < 0.1
+
+
 def test_lemma63_part_checks_pass():
     args = memoryless.parse_args(["--quick"])
     checks, results = [], {}

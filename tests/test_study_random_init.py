@@ -256,7 +256,14 @@ def test_tiny_run_exits_zero_with_both_kinds_and_all_tags(tmp_path):
     assert code == 0 and summary["sanity_passed"] and os.path.getsize(os.path.join(out, "random_init.png")) > 10_000
     checks = summary["checks"]
     kinds = [c["kind"] for c in checks]
-    assert kinds.count("sanity") == 5 and kinds.count("prediction") == 17
+    assert kinds.count("sanity") == 6 and kinds.count("prediction") == 17
+    # 004-P11 (issue 28): the lemma's own bound (constant 1) is a guard; the prediction is its order in L, and the
+    # claim names the level check it replaces
+    p11 = [c for c in checks if "004-P11" in c["predictions"]]
+    assert [c["kind"] for c in p11] == ["sanity", "prediction", "prediction"]
+    assert p11[0]["threshold"] == pytest.approx(1.0 / (4**2 * np.log(32) ** 3))
+    assert p11[1]["threshold"] == ri.COLLINEARITY_ORDER_IN_L == -2.0 and p11[1]["direction"] == ">="
+    assert "Replaces the check 'median >= 1/L²" in p11[1]["claim"] and "issue 28" in p11[1]["claim"]
     assert all(c["status"] in ("pass", "FAIL", "inconclusive") for c in checks)
     assert all("interval" in c and c["n"] == 3 for c in checks if c["kind"] == "prediction")
     tags = {p for c in checks if c["kind"] == "prediction" for p in c["predictions"]}
