@@ -71,6 +71,29 @@ def test_held_out_split_errors():
         regular_language.held_out_split(0, "parity", 6, 15, 16)
     with pytest.raises(gflow.GflowInputError):  # "contains 111" in 3 bits has one member: nothing to hold out
         regular_language.held_out_split(0, "contains", 3, 4, 4, pattern="111")
+    with pytest.raises(gflow.GflowInputError):
+        regular_language.iid_split(0, "parity", 6, 16, 15)
+
+
+@pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
+def test_iid_split_draws_train_and_test_from_one_distribution(language):
+    z_tr, y_tr, z_te, y_te = regular_language.iid_split(3, language, 10, 256, 512)
+    assert z_tr.shape == (256, 10) and z_te.shape == (512, 10) and y_tr.sum() == 128 and y_te.sum() == 256
+    np.testing.assert_array_equal(gflow.objectives.membership(language, z_tr), y_tr)
+    np.testing.assert_array_equal(gflow.objectives.membership(language, z_te), y_te)
+    assert not np.array_equal(z_tr, z_te[:256])  # independent draws, not one sample reused
+    if language == "d_l1":  # the same distribution: both sets cover all 10 members and have a quarter near misses
+        for z, y, n in ((z_tr, y_tr, 256), (z_te, y_te, 512)):
+            assert len({int(np.argmax(s)) for s, c in zip(z, y) if c}) == 10
+            assert np.sum(np.isin(z[y == 0].sum(axis=1), (0, 2))) == n // 4
+    if language == "parity":  # drawn with replacement from 512 strings per class: some test strings were seen
+        seen = {tuple(z) for z in z_tr}
+        assert 0 < np.mean([tuple(z) in seen for z in z_te]) < 0.5
+    # a class-stratified sample of D: over many draws each member of a small class is equally frequent
+    many = regular_language.iid_split(7, "d_l1", 6, 2, 6000)[2]
+    members = many[gflow.objectives.membership("d_l1", many) == 1]
+    _, counts = np.unique(members, axis=0, return_counts=True)
+    assert len(counts) == 6 and counts.min() > 0.8 * counts.max()
 
 
 def test_checks_from_synthetic_accuracies():
@@ -79,15 +102,35 @@ def test_checks_from_synthetic_accuracies():
     table = {("d_l1", 4, "train"): [1.0, 1.0, 1.0], ("d_l1", 4, "test"): [0.9, 0.8, 0.7],
              ("d_l1", 8, "train"): [1.0, 1.0, 0.96], ("d_l1", 8, "test"): [0.95, 0.9, 0.86],
              ("parity", 8, "train"): [1.0, 1.0, 1.0], ("parity", 8, "test"): [0.4, 0.35, 0.45]}
-    checks = regular_language.make_checks(
-        args, lambda lang, m, key: np.zeros(3) if key == "test_seen_in_train" else np.array(table[(lang, m, key)]))
-    assert [c["kind"] for c in checks] == ["sanity", "sanity", "prediction", "prediction", "sanity", "prediction"]
-    assert all(c["status"] == "pass" for c in checks[:2]) and checks[4]["status"] == "pass"
-    gap = checks[3]
+    ood = {4: [0.5, 0.6, 0.55], 8: [0.6, 0.7, 0.65]}
+
+    def per_seed(lang, m, key, split="iid"):
+        if key == "test_seen_in_train":
+            return np.zeros(3) if split == "ood" else np.full(3, 0.6)
+        return np.array(ood[m] if split == "ood" and key == "test" else table[(lang, m, key)])
+
+    checks = regular_language.make_checks(args, per_seed)
+    assert [c["kind"] for c in checks] == ["sanity", "sanity", "prediction", "prediction", "prediction", "sanity",
+                                           "prediction", "prediction"]
+    assert [c["predictions"] for c in checks] == [[], ["002-P6"], ["002-P6"], ["002-P6"], ["002-P5"], ["002-P6"],
+                                                  [], []]
+    assert all(checks[i]["status"] == "pass" for i in (0, 1, 5))
+    level, fall, gap = checks[2:5]
+    assert level["value"] == pytest.approx(0.9) and "pre-registered" in level["claim"]
+    assert "finite-size reading, ours" in level["claim"] and "poly" in level["claim"]
+    np.testing.assert_allclose(fall["values"], [0.05, 0.1, 0.16])  # test(m=8) − test(m=4), per seed
+    assert fall["threshold"] == pytest.approx(-0.05) and "1056b11" in fall["claim"]
     np.testing.assert_allclose(gap["values"], [-0.05, -0.1, -0.2])  # (train − test)(m=8) − (train − test)(m=4)
-    assert gap["status"] == "pass" and gap["predictions"] == ["002-P5"] and "interval" in gap
-    assert checks[2]["value"] == pytest.approx(0.9) and checks[2]["predictions"] == ["002-P6"]
-    assert checks[5]["status"] == "FAIL" and "PARITY" in checks[5]["claim"] and checks[5]["predictions"] == ["002-P6"]
+    assert gap["status"] == "pass" and "interval" in gap
+    parity = checks[6]  # PARITY: added after a run, shown, deciding nothing
+    assert parity["status"] == "FAIL" and "PARITY" in parity["claim"] and "post hoc" in parity["claim"]
+    assert "1056b11" in parity["claim"]
+    variant = checks[7]  # D_L1's out-of-distribution split: reported beside
+    assert variant["status"] == "FAIL" and "out-of-distribution" in variant["claim"]
+    assert variant["value"] == pytest.approx(0.65)
+    no_ood = regular_language.parse_args(["--quick", "--widths", "4", "8", "--seeds", "3", "--languages", "d_l1",
+                                          "--no-ood"])
+    assert [c["kind"] for c in regular_language.make_checks(no_ood, per_seed)] == ["sanity"] + ["prediction"] * 3
 
 
 @pytest.mark.slow
@@ -99,18 +142,21 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
         summary = json.load(f)
     assert summary["study"] == "regular_language" and summary["config"]["widths"] == [4, 8]
     checks = summary["checks"]
-    # held-out sanity, then per language: fit (sanity), test accuracy (prediction), gap (representable only)
-    assert len(checks) == 1 + 3 * 2 + 2
+    # OOD held-out sanity; per language fit (sanity) and test accuracy; for the representable ones the pre-registered
+    # "does not fall" and the gap; the OOD variant
+    assert len(checks) == 1 + 3 * 2 + 2 * 2 + 1
     assert [c["kind"] for c in checks].count("sanity") == 4
     for c in checks:
         assert {"claim", "source", "kind", "status", "value", "threshold", "passed", "predictions"} <= set(c)
         assert c["status"] in ("pass", "FAIL", "inconclusive")
         assert c["kind"] == "sanity" or ("interval" in c and c["n"] == 2)
-    assert checks[0]["status"] == "pass" and checks[0]["value"] == 0.0  # the test strings are held out
+    assert checks[0]["status"] == "pass" and checks[0]["value"] == 0.0  # the OOD variant's test strings are held out
     assert rc == gflow.study.exit_code(checks)
     rows = summary["results"]["rows"]
-    assert len(rows) == 3 * 2 * 2 and all(0.0 <= r["train"] <= 1.0 and 0.0 <= r["test"] <= 1.0 for r in rows)
-    assert all(r["test_seen_in_train"] == 0.0 for r in rows)
+    assert len(rows) == 3 * 2 * 2 + 2 * 2 and all(0.0 <= r["train"] <= 1.0 and 0.0 <= r["test"] <= 1.0 for r in rows)
+    assert all(r["test_seen_in_train"] == 0.0 for r in rows if r["split"] == "ood")
+    assert {r["split"] for r in rows} == {"iid", "ood"}
+    assert "d_l1_out_of_distribution" in summary["results"]["findings"]
     assert os.path.getsize(out / "accuracy_vs_width.png") > 10_000
 
 
