@@ -25,26 +25,41 @@ default (3 teacher memories × 9 k_g × 10 seeds, 8000 steps) is a long run (hou
 cached per run in OUT/runs so it can be resumed. Every setting that differs from the paper is in summary.json
 ("reductions") and in the figure title.
 
-Part B (seed 001 §7, Figs. 1, 2 and App. D Fig. 5; spec 001 §4, prediction 15). Students: linear RNN (general A,
-Xavier init, gradient flow on the exact population loss), GRU and LSTM (Xavier init, Adam, full batch on a fixed
-sample of n_train sequences), width d = 16, trained on length k = 8 with every output supervised (implemented as
-length-2k inputs with steps t ≤ k supervised, identical for causal models, so that normal and adversarial runs
-share their inputs and one compiled loop). Fig. 1: the
+Part B (seed 001 §7, Figs. 1, 2 and App. D Fig. 5; spec 001 §4, predictions 15, 16, 17). §7: "Unless stated
+otherwise, in all experiments we use (non-symmetric) Xavier initialization … For optimization we use Adam … with
+learning rate [lost] and default momentum parameters of Keras implementation"; data "from a standard normal
+distribution …, many training sequences". So every student, the linear RNN included (issue 28), is trained with
+Adam (β = 0.9, 0.999, Keras's defaults) from Xavier-uniform init, full batch on one fixed sample of n_train
+sequences (the same sample for every architecture): linear RNN (gflow.LinearRNN, general A; 20 000 steps, lr
+1e-2: ours, the issue 28 probe's settings; all linear students of one mode in one gflow.discrete.run_adam_batch
+call), GRU and LSTM (3000 steps, lr 1e-2: ours). The paper's lr, width, k, step count, batch and sample size
+are lost or not given. The linear student trained instead by gradient flow on the exact population loss from
+the same Xavier init (this study's reading before issue 28) is kept as a labelled variant ("linear_gf"): its
+errors are printed, drawn (dashed) and stored in summary.json (part_b.variant_linear_gradient_flow) beside the
+Adam students', and decide nothing. Width d = 16, trained on length k = 8 with every output supervised
+(implemented as length-2k inputs with steps t ≤ k supervised, identical for causal models, so that normal and
+adversarial runs share their inputs and one compiled loop). Fig. 1: the
 memoryless teacher y_t = w* x_t (w* = 1). Fig. 2: a linear teacher with memory d_T = 2. Fig. 5: teachers of
 memory d_T ∈ {1, 2, 3, 4, 6, 8, 12, 16}. "Adversarial data" (Figs. 1, 2): training sequences of length 2k whose
-labels after step k carry an echo of the input k steps back (gflow.objectives.nonlinear_teachers.AdversarialLateLabels; for the linear RNN the
-equivalent population loss of the teacher whose impulse response gets +1 at lag k). The measure is the relative
+labels after step k carry an echo of the input k steps back (gflow.objectives.nonlinear_teachers.AdversarialLateLabels;
+for the gradient-flow variant the equivalent population loss of the teacher whose impulse response gets +1 at
+lag k). The measure is the relative
 MSE on fresh length-T = 3k sequences: E(ŷ_t − y_t)² summed over the steps of a window over E y_t² on the same
 window; the window t ≤ k ("fit") or k < t ≤ T ("extrapolation", the paper's "average error on sequence lengths it
 was not trained on", since the output at step t of a causal model is the last output of the length-t prefix).
 Memory teachers (the paper does not say how it drew them): A_T = 0.9·Q with Q Haar-orthogonal (every eigenvalue
 of modulus 0.9), B_T, C_T ~ N(0, I), C_T rescaled so that Σ_j w_j² = 1; one teacher per d_T (key 500 + d_T).
 
+Part B compute (2 CPU cores): --quick ≈ 25 s; at the default scale the 11 linear Adam students (two batched
+programs, one per mode) take ≈ 18 s per 2000 steps with compilation, so ≈ 2.5 min for 20 000 steps, on top of the
+GRU/LSTM runs and the gradient-flow variant.
+
 Thresholds (all ours; the papers give none): part A EXTRAPOLATES = 0.1, FAILS = 0.25, FIT = 0.05 (relative ℓ∞);
 "≈ 40" read as 40 ± 10 on our grid; the trend: median per-seed growth of the critical k_g > 0. Part B
 MSE_EXTRAPOLATES = 0.05, MSE_FAILS = 0.25, MSE_FIT = 0.01 (relative MSE); small d_T ≤ k/4, large d_T ≥ k; growth
-factor 5; part B runs one seed (the paper gives no count). Checks are predictions (evidence for seed 000 P15 and
-seed 001 prediction 15 or the §7 claims of Figs. 1, 2) or sanity checks (the students fit their training windows:
+factor 5; part B runs one seed (the paper gives no count). These were written before the Adam reading and are
+unchanged by it. Checks are predictions (evidence for seed 000 P15, seed 001 prediction 15 (Fig. 5) and the §7
+claims of Fig. 1 (001-16) and Fig. 2 (001-17)) or sanity checks (the students fit their training windows:
 preconditions, never evidence); the study exits non-zero only on an error or a failed sanity check.
 
 Every configuration's result is written to OUT/runs/NAME.json as soon as it is computed and reused when the file
@@ -89,6 +104,8 @@ MSE_FAILS = 0.25
 MSE_FIT = 0.01
 GROWTH = 5.0
 ARCHS = ("linear", "gru", "lstm")
+GF_VARIANT = "linear_gf"  # the linear student by gradient flow on the population loss: a labelled variant, not deciding
+FIG_IDS = {"Fig. 1": "001-16", "Fig. 2": "001-17"}  # seed 001 §7's claims of Figs. 1, 2 (gflow.study.PREDICTIONS)
 
 
 def parse_args(argv=None):
@@ -139,7 +156,13 @@ def parse_args(argv=None):
                         "probe of the training loss, 1e-3 had not)")
     b.add_argument("--n-train1", type=int, default=QuickFull(256, quick=128), help="training sequences")
     b.add_argument("--n-test1", type=int, default=QuickFull(1000, quick=300), help="test sequences for the MSEs")
-    b.add_argument("--t1", type=float, default=1e6, help="gradient-flow horizon of the linear students")
+    b.add_argument("--steps-linear", type=int, default=20000,
+                   help="Adam steps for the linear RNN students (ours: the issue 28 probe's; the paper's is not given)")
+    b.add_argument("--lr-linear", type=float, default=1e-2,
+                   help="Adam learning rate for the linear RNN students (ours: the issue 28 probe's; the paper's is lost)")
+    b.add_argument("--no-gf-variant", dest="gf_variant", action="store_false",
+                   help="skip the gradient-flow variant of the linear students (run by default with --archs linear)")
+    b.add_argument("--t1", type=float, default=1e6, help="gradient-flow horizon of the linear gradient-flow variant")
     b.add_argument("--seed1", type=int, default=0, help="seed of the part B students and samples")
     args = p.parse_args(argv)
     args.kg = sorted(set(args.kg))
@@ -149,7 +172,7 @@ def parse_args(argv=None):
     args.horizon = args.horizon or 2 * max(args.kg)
     args.dT = sorted(set(args.dT) | {args.fig2_dT})
     p.require_positive(args, "teacher_dim", "width", "seeds", "steps", "batch", "n_train", "n_test", "k1", "width1",
-                       "steps1", "n_train1", "n_test1", "fig2_dT", "kg", "dT")
+                       "steps1", "n_train1", "n_test1", "fig2_dT", "kg", "dT", "steps_linear")
     if args.eval_factor < 2:
         p.error(f"--eval-factor must be at least 2, got {args.eval_factor}")
     if args.teacher_memory < 0 or min(args.trend_memories, default=0) < 0:
@@ -160,8 +183,10 @@ def parse_args(argv=None):
         p.error("--horizon must exceed the largest k_g")
     if args.batch > args.n_train:
         p.error("--batch must not exceed --n-train")
-    if not (args.lr > 0 and args.lr1 > 0 and args.t1 > 0 and 0 < args.radius < 1 and args.w != 0):
-        p.error("--lr, --lr1, --t1 must be positive, 0 < --radius < 1 and --w nonzero")
+    if not (args.lr > 0 and args.lr1 > 0 and args.lr_linear > 0 and args.t1 > 0 and 0 < args.radius < 1
+            and args.w != 0):
+        p.error("--lr, --lr1, --lr-linear, --t1 must be positive, 0 < --radius < 1 and --w nonzero")
+    args.variants = [GF_VARIANT] if args.gf_variant and "linear" in args.archs else []
     return args
 
 
@@ -445,8 +470,8 @@ def _b_teacher(args, teacher_name):
 
 
 def _b_jobs(args):
-    """(arch, teacher name, mode) of every part B run."""
-    return [job for arch in args.archs
+    """(arch, teacher name, mode) of every part B run: the architectures, then the variants (linear_gf)."""
+    return [job for arch in [*args.archs, *args.variants]
             for job in [(arch, t, mode) for t in ("memoryless", f"dT{args.fig2_dT}") for mode in ("normal", "adversarial")]
             + [(arch, f"dT{d}", "normal") for d in args.dT if d != args.fig2_dT]]
 
@@ -454,8 +479,11 @@ def _b_jobs(args):
 def _b_config(args, arch, teacher_name, mode):
     c = {"arch": arch, "teacher": teacher_name, "mode": mode, "w": args.w, "k": args.k1, "width": args.width1,
          "T": args.eval_factor * args.k1, "radius": args.radius, "seed": args.seed1, "n_test": args.n_test1}
-    if arch == "linear":
+    if arch == GF_VARIANT:
         c.update(t1=args.t1, method="gradient flow on the population loss (accumulating weighting)")
+    elif arch == "linear":
+        c.update(steps=args.steps_linear, lr=args.lr_linear, n_train=args.n_train1,
+                 method="Adam, full batch, fixed sample")
     else:
         c.update(steps=args.steps1, lr=args.lr1, n_train=args.n_train1, method="Adam, full batch, fixed sample")
     return c
@@ -469,8 +497,41 @@ def _b_evaluate(args, model, teacher, status, final_loss, extra=None):
             "mse": m["mse"], "power": m["power"], **(extra or {})}
 
 
+def _b_sample(args, teacher, mode):
+    """The fixed training sample of every Adam student (one key: the same inputs for every architecture and
+    teacher). Both modes see the same length-2k inputs (one compiled loop per architecture); normal training
+    supervises t ≤ k only, which for a causal model is exactly training on the length-k prefixes."""
+    k = args.k1
+    labels, steps = (nt.AdversarialLateLabels(teacher, k), "all") if mode == "adversarial" else (teacher, range(1, k + 1))
+    return gflow.objectives.SampleLoss.from_teacher(jax.random.key(5000 + args.seed1), labels, args.n_train1, 2 * k,
+                                                    steps=steps)
+
+
+def _b_linear_adam(args, jobs):
+    """Adam runs of the linear students of ``jobs`` (seed 001 §7: Adam, Xavier init), one
+    :func:`gflow.discrete.run_adam_batch` call per mode (the supervised steps are part of the sample's structure):
+    job → result."""
+    k, d = args.k1, args.width1
+    out = {}
+    for mode in ("normal", "adversarial"):
+        group = [job for job in jobs if job[2] == mode]
+        if not group:
+            continue
+        losses = [_b_sample(args, _b_teacher(args, job[1]), mode) for job in group]
+        models = [initializers.xavier(jax.random.key(4000 + args.seed1), d) for _ in group]
+        trajs = gflow.discrete.run_adam_batch(losses, models, lr=args.lr_linear, steps=args.steps_linear, save_at=12,
+                                              progress=False, config={"study": "gru_extrapolation", "part": "B"})
+        length = 2 * k if mode == "adversarial" else k
+        for job, traj in zip(group, trajs):
+            out[job] = _b_evaluate(args, traj.final, _b_teacher(args, job[1]), traj.status, float(traj.loss[-1]),
+                                   {"loss_per_step": float(traj.loss[-1]) / length,
+                                    "wall_time_s": traj.stats["wall_time_s"]})
+    return out
+
+
 def _b_linear_batch(args, jobs):
-    """Gradient flows of the linear students of ``jobs`` in one batched solve: name → result."""
+    """Gradient flows of the linear students of ``jobs`` (the linear_gf variant) in one batched solve: job →
+    result."""
     k, d = args.k1, args.width1
     losses, models = [], []
     for _, teacher_name, mode in jobs:
@@ -489,11 +550,7 @@ def _b_linear_batch(args, jobs):
 def _b_nonlinear(args, arch, teacher_name, mode):
     k = args.k1
     teacher = _b_teacher(args, teacher_name)
-    # Both modes see the same length-2k inputs (one compiled loop per architecture); normal training supervises
-    # t ≤ k only, which for a causal model is exactly training on the length-k prefixes.
-    labels, steps = (nt.AdversarialLateLabels(teacher, k), "all") if mode == "adversarial" else (teacher, range(1, k + 1))
-    train = gflow.objectives.SampleLoss.from_teacher(jax.random.key(5000 + args.seed1), labels, args.n_train1, 2 * k,
-                                          steps=steps)
+    train = _b_sample(args, teacher, mode)
     length = 2 * k if mode == "adversarial" else k
     make = gflow.models.gru if arch == "gru" else gflow.models.lstm
     student = make(jax.random.key(6000 + args.seed1), args.width1, init="xavier")
@@ -504,26 +561,31 @@ def _b_nonlinear(args, arch, teacher_name, mode):
 
 
 def checks_b(args, rows) -> list[dict]:
-    """Part B's checks from its runs ``rows[(arch, teacher name, mode)]`` (one seed each)."""
+    """Part B's checks from its runs ``rows[(arch, teacher name, mode)]`` (one seed each). The architectures of
+    ``args.archs`` only ("linear": Adam, as §7 says); the gradient-flow variant decides nothing."""
     k, T = args.k1, args.eval_factor * args.k1
     out = []
+    opt = (f" (Adam lr {args.lr_linear:g}, {args.steps_linear} steps)" if "linear" in args.archs else "")
     for fig, teacher_name in (("Fig. 1", "memoryless"), ("Fig. 2", f"dT{args.fig2_dT}")):
         what = "memoryless teacher" if teacher_name == "memoryless" else f"teacher with memory d_T = {args.fig2_dT}"
         src = f"{SOURCE_001}, §7, {fig}"
+        ids = [FIG_IDS[fig]]
         fit_worst = max(float(rows[(a, teacher_name, m)]["fit"]) for a in args.archs for m in ("normal", "adversarial"))
         out.append(check(f"B {fig} ({what}): all {2 * len(args.archs)} students (normal and adversarial) fit the "
                          f"training window t ≤ k: relative MSE ≤ {MSE_FIT:g} (worst; one seed)",
-                         f"{src} (precondition, ours)", fit_worst, MSE_FIT, fit_worst <= MSE_FIT, kind="sanity"))
+                         f"{src} (precondition, ours)", fit_worst, MSE_FIT, fit_worst <= MSE_FIT, kind="sanity",
+                         predictions=ids))
         for a in args.archs:
+            how = opt if a == "linear" else ""
             e = float(rows[(a, teacher_name, "normal")]["extrapolation"])
-            out.append(check(f"B {fig} ({what}), {a}: normal training extrapolates: relative MSE on k < t ≤ {T} "
+            out.append(check(f"B {fig} ({what}), {a}{how}: normal training extrapolates: relative MSE on k < t ≤ {T} "
                              f"≤ {MSE_EXTRAPOLATES:g} (one seed)", f"{src}: 'all architectures extrapolate'", e,
-                             MSE_EXTRAPOLATES, e <= MSE_EXTRAPOLATES, kind="prediction"))
+                             MSE_EXTRAPOLATES, e <= MSE_EXTRAPOLATES, kind="prediction", predictions=ids))
             e = float(rows[(a, teacher_name, "adversarial")]["extrapolation"])
-            out.append(check(f"B {fig} ({what}), {a}: adversarial late labels reach a non-extrapolating fit: "
+            out.append(check(f"B {fig} ({what}), {a}{how}: adversarial late labels reach a non-extrapolating fit: "
                              f"relative MSE on k < t ≤ {T} ≥ {MSE_FAILS:g} (one seed)",
                              f"{src}: 'despite existence of non-extrapolating solutions'", e, MSE_FAILS,
-                             e >= MSE_FAILS, kind="prediction"))
+                             e >= MSE_FAILS, kind="prediction", predictions=ids))
     dims = np.array(args.dT)
     small, large = dims <= k / 4, dims >= k
     src = f"{SOURCE_001}, App. D, Fig. 5"
@@ -535,13 +597,13 @@ def checks_b(args, rows) -> list[dict]:
     for a in args.archs:
         e = np.array([rows[(a, f"dT{d}", "normal")]["extrapolation"] for d in args.dT], dtype=np.float64)
         if small.any() and dims[small].tolist() != [args.fig2_dT]:  # else: the Fig. 2 check, a duplicate
-            out.append(check(f"B Fig. 5, {a}: low extrapolation error for small d_T ≤ k/4 = {k / 4:g}: relative MSE "
+            out.append(check(f"B Fig. 5, {a}{opt if a == 'linear' else ''}: low extrapolation error for small d_T ≤ k/4 = {k / 4:g}: relative MSE "
                              f"on k < t ≤ {T}, max over d_T ∈ {dims[small].tolist()}, ≤ {MSE_EXTRAPOLATES:g} (one "
                              "seed)", src, float(e[small].max()), MSE_EXTRAPOLATES,
                              bool(e[small].max() <= MSE_EXTRAPOLATES), kind="prediction", predictions=["001-15"]))
         if small.any() and large.any():
             ratio = float(np.median(e[large]) / max(np.median(e[small]), 1e-300))
-            out.append(check(f"B Fig. 5, {a}: the error grows beyond: median relative MSE over d_T ≥ k = {k} is ≥ "
+            out.append(check(f"B Fig. 5, {a}{opt if a == 'linear' else ''}: the error grows beyond: median relative MSE over d_T ≥ k = {k} is ≥ "
                              f"{GROWTH:g}× the median over d_T ≤ k/4 (one seed)", src, ratio, GROWTH, ratio >= GROWTH,
                              kind="prediction", predictions=["001-15"]))
     return out
@@ -551,23 +613,26 @@ def part_b(args, checks, results):
     k, T = args.k1, args.eval_factor * args.k1
     jobs = _b_jobs(args)
     print(f"B. seed 001 Figs. 1, 2, 5: width {args.width1}, k = {args.k1}, T = {T}, d_T (Fig. 2) = {args.fig2_dT}, "
-          f"d_T grid {args.dT}; {len(jobs)} runs", flush=True)
+          f"d_T grid {args.dT}; {len(jobs)} runs (linear: Adam lr {args.lr_linear:g}, {args.steps_linear} steps; "
+          f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps; variants {args.variants or 'none'})", flush=True)
     name = lambda job: f"B_{job[0]}_{job[1]}_{job[2]}"  # noqa: E731
     rows = {}
-    linear = []
-    for job in jobs:  # the linear flows not on disk are solved together, in one batch
+    batched = {"linear": [], GF_VARIANT: []}
+    for job in jobs:  # the linear runs not on disk are computed together: Adam in one batch per mode, flows in one
         stored, why = gflow.results.load_cached_json(os.path.join(args.out, "runs", f"{name(job)}.json"),
                                                      _b_config(args, *job), code_identity())
         if why is None:
             rows[job] = stored
-        elif job[0] == "linear":
-            linear.append(job)
-    if linear:
-        t = time.time()
-        computed = _b_linear_batch(args, linear)
-        for job, r in computed.items():
-            rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: r)[0]  # noqa: B023 (called at once)
-        print(f"  {len(linear)} linear flows in {time.time() - t:.0f} s", flush=True)
+        elif job[0] in batched:
+            batched[job[0]].append(job)
+    for arch, run, what in (("linear", _b_linear_adam, "linear Adam runs"), (GF_VARIANT, _b_linear_batch,
+                                                                              "linear gradient flows (variant)")):
+        if batched[arch]:
+            t = time.time()
+            for job, r in run(args, batched[arch]).items():
+                rows[job] = cached(args.out, name(job), _b_config(args, *job), lambda: r)[0]  # noqa: B023 (at once)
+            print(f"  {len(batched[arch])} {what} in {time.time() - t:.0f} s", flush=True)
+    linear = batched["linear"] + batched[GF_VARIANT]
     for job in jobs:
         t = time.time()
         if job not in rows:
@@ -576,18 +641,27 @@ def part_b(args, checks, results):
         else:
             took = "in the batched solve" if job in linear else "reused"
         r = rows[job]
-        print(f"  {job[0]:6s} {job[1]:10s} {job[2]:11s}: fit MSE {float(r['fit']):.2e}, extrapolation MSE "
+        print(f"  {job[0]:9s} {job[1]:10s} {job[2]:11s}: fit MSE {float(r['fit']):.2e}, extrapolation MSE "
               f"{float(r['extrapolation']):.3g} ({took}, {r['status']})", flush=True)
 
     checks += checks_b(args, rows)
     dims = np.array(args.dT)
     fig5 = {a: np.array([rows[(a, f"dT{d}", "normal")]["extrapolation"] for d in args.dT], dtype=np.float64)
-            for a in args.archs}
+            for a in [*args.archs, *args.variants]}
     results["part_b"] = {
         "rows": {name(j): {kk: v for kk, v in r.items() if kk not in ("mse", "power")} for j, r in rows.items()},
-        "fig5_dT": dims, "fig5_extrapolation_mse": fig5,
+        "fig5_dT": dims, "fig5_extrapolation_mse": {a: fig5[a] for a in args.archs},
         "fig5_breakpoint_dT": {a: breakpoint_dimension(dims, fig5[a], MSE_EXTRAPOLATES) for a in args.archs},
-        "fig5_breakpoint_reference_k_over_2": k / 2}
+        "fig5_breakpoint_reference_k_over_2": k / 2,
+        "linear_optimizer": {"method": "Adam, full batch on the fixed sample (seed 001 §7)", "lr": args.lr_linear,
+                             "steps": args.steps_linear, "betas": [0.9, 0.999], "n_train": args.n_train1}}
+    if args.variants:
+        results["part_b"]["variant_linear_gradient_flow"] = {
+            "note": "gradient flow on the exact population loss from the same Xavier init; a variant, decides nothing",
+            "t1": args.t1, "fig5_extrapolation_mse": fig5[GF_VARIANT],
+            "fig1_fig2_extrapolation_mse": {f"{t}_{m}": rows[(GF_VARIANT, t, m)]["extrapolation"]
+                                            for t in ("memoryless", f"dT{args.fig2_dT}")
+                                            for m in ("normal", "adversarial")}}
     print(f"  Fig. 5 breakpoints (largest d_T with relative MSE ≤ {MSE_EXTRAPOLATES:g} up to it): "
           f"{results['part_b']['fig5_breakpoint_dT']} (k/2 = {k / 2:g})", flush=True)
     return rows, fig5
@@ -645,25 +719,36 @@ def figure_b(args, rows, fig5):
     for r, teacher_name in enumerate(("memoryless", f"dT{args.fig2_dT}")):
         for c, arch in enumerate(args.archs):
             ax = axes[r, c]
-            for mode, color in (("normal", "C0"), ("adversarial", "C3")):
-                row = rows[(arch, teacher_name, mode)]
-                rel = _floats(row["mse"]) / _floats(row["power"])
-                ax.semilogy(t, np.maximum(rel, 1e-16), "o-", ms=3, color=color,
-                            label=f"{mode}: extrapolation MSE {row['extrapolation']:.2g}")
+            curves = [(arch, "o-", "Adam: " if arch == "linear" else "")]
+            if arch == "linear" and GF_VARIANT in args.variants:
+                curves.append((GF_VARIANT, "x--", "gradient-flow variant: "))
+            for student, style, label in curves:
+                for mode, color in (("normal", "C0"), ("adversarial", "C3")):
+                    row = rows[(student, teacher_name, mode)]
+                    rel = _floats(row["mse"]) / _floats(row["power"])
+                    ax.semilogy(t, np.maximum(rel, 1e-16), style, ms=3, color=color,
+                                alpha=1.0 if student in args.archs else 0.6,
+                                label=f"{label}{mode}: extrapolation MSE {row['extrapolation']:.2g}")
             ax.axvline(k + 0.5, color="gray", ls="--", label=f"training length k = {k}")
             ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1)
             what = "memoryless teacher (Fig. 1)" if r == 0 else f"teacher with memory d_T = {args.fig2_dT} (Fig. 2)"
             label_axes(ax, title=f"{arch}: {what}", title_size=9, ylabel="E(ŷ_t − y_t)² / E y_t²", legend=7)
     for ax in axes[1]:
         ax.set_xlabel("time step t (test length T = 3k)")
-    opt = f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps, {args.n_train1} sequences; linear: gradient flow"
+    opt = (f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps; linear: Adam lr {args.lr_linear:g}, "
+           f"{args.steps_linear} steps; full batch, {args.n_train1} sequences"
+           + ("; dashed: linear by gradient flow (variant, not deciding)" if args.variants else ""))
     save_figure(fig, args.out, "fig1_fig2_seed001.png", title_size=9,
                 title=f"seed 001 Figs. 1, 2 (one seed): width {args.width1}, k = {k}, Xavier init; adversarial = "
                       f"length-2k sequences with an echo x_(t−k) added to labels after k. {opt}")
 
     fig, ax = figure_grid(panel=(7, 4.8))
     for i, arch in enumerate(args.archs):
-        ax.semilogy(args.dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}", label=arch)
+        ax.semilogy(args.dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}",
+                    label=f"{arch} (Adam)" if arch == "linear" else arch)
+    if GF_VARIANT in args.variants:
+        ax.semilogy(args.dT, np.maximum(fig5[GF_VARIANT], 1e-16), "x--", color=f"C{args.archs.index('linear')}",
+                    alpha=0.6, label="linear, gradient flow (variant, not deciding)")
     ax.axvline(k / 2, color="gray", ls=":", label=f"k/2 = {k / 2:g} (2 d_T Markov parameters)")
     ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
     ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1, label=f"low ≤ {MSE_EXTRAPOLATES:g}")
@@ -692,7 +777,12 @@ def science(args, checks, results):
                    "early stopping)", "seeds": f"{args.seeds} (paper {PAPER_SEEDS})", "k_g grid": args.kg,
                    "teacher memory": f"{args.teacher_memory} (ours: the paper's target is not given)",
                    "training set": f"{args.n_train} fixed sequences (paper: not stated)"},
-        "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)"}}}
+        "part_B": {"seeds": "1 (paper: not stated)", "width, k, T": "ours (lost in the paper's text)",
+                   "optimizer": f"Adam for every student (paper); lr {args.lr_linear:g} / {args.steps_linear} steps "
+                                f"(linear), lr {args.lr1:g} / {args.steps1} steps (GRU/LSTM): ours (paper: lr lost, "
+                                "steps not given)",
+                   "training set": f"{args.n_train1} fixed sequences, full batch (paper: 'many', count and batch "
+                                   "not given)"}}}
 
 
 if __name__ == "__main__":

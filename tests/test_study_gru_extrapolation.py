@@ -127,6 +127,44 @@ def test_seed_critical_lengths_and_part_a_checks_on_synthetic_errors():
     assert sum(c["value"] == k60["value"] for c in checks) == 1
 
 
+def test_part_b_checks_carry_the_figure_ids_and_the_variant_decides_nothing():
+    args = ge.parse_args(["--quick", "--k1", "4", "--fig2-dT", "2", "--dT", "1", "2", "4"])
+    assert args.archs == ["linear", "gru", "lstm"] and args.variants == [ge.GF_VARIANT]
+    assert ge.parse_args(["--no-gf-variant"]).variants == [] and ge.parse_args(["--archs", "gru"]).variants == []
+    jobs = ge._b_jobs(args)
+    assert sum(j[0] == ge.GF_VARIANT for j in jobs) == sum(j[0] == "linear" for j in jobs) == 4 + 2
+    rows = {job: {"fit": 1e-6, "extrapolation": (0.5 if job[2] == "adversarial" else 0.01 if job[1] != "dT4" else 0.3)}
+            for job in jobs}
+    for job in jobs:
+        if job[0] == ge.GF_VARIANT:  # a failing variant changes no check
+            rows[job] = {"fit": 1.0, "extrapolation": 0.0 if job[2] == "adversarial" else 1.0}
+    checks = ge.checks_b(args, rows)
+    assert not any(ge.GF_VARIANT in c["claim"] for c in checks)
+    fig1 = [c for c in checks if c["claim"].startswith("B Fig. 1")]
+    fig2 = [c for c in checks if c["claim"].startswith("B Fig. 2")]
+    fig5 = [c for c in checks if c["claim"].startswith("B Fig. 5")]
+    assert len(fig1) == len(fig2) == 1 + 2 * 3 and len(fig5) == 1 + 2 * 3  # small d_T = {1, 2}: not only Fig. 2's
+    assert all(c["predictions"] == ["001-16"] for c in fig1) and all(c["predictions"] == ["001-17"] for c in fig2)
+    assert all(c["predictions"] == ["001-15"] for c in fig5)
+    assert all(c["status"] == "pass" for c in checks)
+    assert all("Adam" in c["claim"] for c in checks if ", linear" in c["claim"])
+    ids = {p.id for p in gflow.study.PREDICTIONS}
+    assert {"001-15", "001-16", "001-17"} <= ids
+
+
+def test_linear_adam_students_run_batched_per_mode():
+    jax.config.update("jax_enable_x64", True)
+    args = ge.parse_args(["--k1", "3", "--width1", "3", "--fig2-dT", "1", "--dT", "1", "--steps-linear", "30",
+                          "--n-train1", "8", "--n-test1", "10", "--archs", "linear"])
+    jobs = [j for j in ge._b_jobs(args) if j[0] == "linear"]
+    out = ge._b_linear_adam(args, jobs)
+    assert set(out) == set(jobs) and len(jobs) == 4
+    for r in out.values():
+        assert r["status"] == "completed" and np.isfinite(r["extrapolation"]) and r["mse"].shape == (9,)
+    assert ge._b_config(args, *jobs[0])["method"].startswith("Adam")
+    assert ge._b_config(args, ge.GF_VARIANT, "memoryless", "normal")["method"].startswith("gradient flow")
+
+
 @pytest.mark.slow
 def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     def cheap_teacher(args, memory):  # a random small GRU stands in for the 1000-step fit (test_nonlinear_teachers)
@@ -157,6 +195,8 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
         assert ("interval" in c) == (c["claim"].startswith("A:") and c["kind"] == "prediction")  # over seeds
     assert [c["kind"] for c in summary["checks"]].count("sanity") == 1 + 3
     assert any("001-15" in (c.get("predictions") or []) for c in summary["checks"])
+    assert all(c["predictions"] == ["001-16"] for c in summary["checks"] if c["claim"].startswith("B Fig. 1"))
+    assert all(c["predictions"] == ["001-17"] for c in summary["checks"] if c["claim"].startswith("B Fig. 2"))
     assert any("000-P15" in (c.get("predictions") or []) for c in summary["checks"])
     for name in ("fig2_gru_critical_length.png", "fig1_fig2_seed001.png", "fig5_seed001.png"):
         assert (tmp_path / name).stat().st_size > 0

@@ -1,6 +1,7 @@
-"""The testable predictions of the source papers: spec 000 §6 (P1–P16), spec 001 §5 (1–15), and the nonlinear
-papers' spec 002 §5 (P1–P9), spec 003 §6 (P1–P14) and spec 004 §5 (P1–P15); and a sixth source, Slutzky et al.
-(NeurIPS 2025) on the implicit bias of diagonal state-space models (005-P1–P3).
+"""The testable predictions of the source papers: spec 000 §6 (P1–P16), spec 001 §5 (1–15) with seed 001 §7's
+Figs. 1, 2 (16, 17), and the nonlinear papers' spec 002 §5 (P1–P9), spec 003 §6 (P1–P14) and spec 004 §5
+(P1–P15); and a sixth source, Slutzky et al. (NeurIPS 2025) on the implicit bias of diagonal state-space models
+(005-P1–P3).
 
 Each study tags its prediction checks with the ids they test (``check(..., kind="prediction",
 predictions=["000-P4"])``); ``studies/validation.py`` joins the tags with this list. A prediction that cannot be
@@ -79,6 +80,12 @@ PREDICTIONS = [Prediction(*p) for p in [
      "seed 001 (derived)", "memoryless"),
     ("001-15", "teacher with memory: extrapolation error low for small d_T relative to k, grows beyond",
      "seed 001 Fig. 5", "gru_extrapolation"),
+    ("001-16", "memoryless teacher: linear RNN, LSTM and GRU students trained (Adam, Xavier init) on length-k "
+     "sequences all extrapolate, despite existence of non-extrapolating solutions (reached by training on "
+     "\"adversarial data\": erroneous labels for later time steps)", "seed 001 §7, Fig. 1", "gru_extrapolation"),
+    ("001-17", "teacher with memory (a linear RNN of state dimension d_T): the same as Fig. 1, extrapolation also "
+     "occurs, for all three architectures, against their adversarially trained non-extrapolating fits",
+     "seed 001 §7, Fig. 2", "gru_extrapolation"),
     # seed 002 (Panigrahi & Goyal), spec 002 §5
     ("002-P1", "invertibility at init: inputs recovered from h^(L); error falls with m, grows with L",
      "seed 002 Thm 4.5 / Fig. 4", "random_init"),
