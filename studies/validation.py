@@ -68,7 +68,7 @@ def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
 # The part of a study run in ``--parts`` that decides a prediction (the others are decided by the whole study). Kept
 # here, not in the registry: gflow's source hash covers every file of gflow, so editing the registry would make every
 # sweep cache on disk look like the work of other code.
-STUDY_PARTS = {"000-P15": "A", "001-15": "B"}
+STUDY_PARTS = {"000-P15": "A", "001-15": "B", "001-16": "B", "001-17": "B"}
 
 
 def planned_runs(p) -> list[tuple[str, str | None]]:
