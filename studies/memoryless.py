@@ -258,7 +258,9 @@ def symmetric_row(args, name, traj, tight):
     modes = an.slackness_modes(m)
     L = traj.loss
     ratio = traj.diagnostics["readout_residual"] / np.maximum(an.slackness_bound(L), 1e-300)
-    late = L <= 1e-4 * L[0]
+    # the late phase, where the fit of log residual against log L is read: points with L = 0 exactly (the engine
+    # resolves L to its floor since issue 24) or a zero residual have no logarithm and are left out
+    late = (L <= 1e-4 * L[0]) & (L > 0) & (traj.diagnostics["readout_residual"] > 0)
     rho = float(an.spectral_radius(m))
     h = np.abs(np.asarray(m.impulse_response(H)))
     j = np.arange(2, H)
