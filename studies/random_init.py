@@ -53,7 +53,8 @@ D. Seed 004's stability lemmas at initialization (spec 004 §3, App. B, D, E, F)
      slope of 0.7 at L = 4 … 16 from the offset alone;
    - P15 (App. E: re-drawing a fixed set 𝒩 of N rows of [W, A] moves the states by τ_1 = Θ(ρ√N/√m); spec 004 P15
      [DERIVED]): max_{l ≤ L} ‖h̃_l − h_l‖ for nested random row sets with N/m ∈ {1/256 … 1/16}, the new rows drawn
-     from the initialization, mean over the sequences at the largest L and m; its exponent in N within [0.4, 0.6].
+     from the initialization, mean over the sequences at the largest L and m; its exponent in N at most 0.6 (App. E's
+     upper bound; the pre-registered two-sided band [0.4, 0.6] is kept beside and decides nothing, issue 28).
 
 Every prediction check is decided over seeds by a bootstrap interval (``over_seeds``) on a per-seed quantity (a fitted
 exponent, or a ratio at the largest size); thresholds are module constants fixed before any run. Our choices where
@@ -734,12 +735,19 @@ def part_d_checks(args, per_width, products, checks, results):
         DROP_LENGTH_POWER, "<=", predictions=["004-P10"]))
     counts = rerandomized_counts(m)
     shift = stack(per_width, "rerandomized")  # (S, n_m, K)
+    exponents = fit_exponent(counts, shift[:, -1])
     checks.append(over_seeds(
         f"[004-P15] re-drawing N rows of [W, A] (nested random sets, N ∈ {list(counts)}, m = {m}) moves the states "
-        f"like √(N/m): per-seed exponent in N of max_(l ≤ L) ‖h̃_l − h_l‖ (L = {L}, ε_x = 1/L, mean over "
-        f"{args.sequences} sequences), median in [{RERANDOMIZE_BAND[0]:g}, {RERANDOMIZE_BAND[1]:g}]",
-        f"{SRC004}, App. E (τ_1 = Θ(ρ√N/√m); spec 004 P15 [DERIVED])", fit_exponent(counts, shift[:, -1]),
-        list(RERANDOMIZE_BAND), "in", predictions=["004-P15"]))
+        f"at most like √(N/m), App. E's upper bound for N ≪ m: per-seed exponent in N of max_(l ≤ L) ‖h̃_l − h_l‖ "
+        f"(L = {L}, ε_x = 1/L, mean over {args.sequences} sequences), median <= {RERANDOMIZE_BAND[1]:g} (post hoc, "
+        f"issue 28: App. E states an upper bound, so the pre-registered two-sided band [{RERANDOMIZE_BAND[0]:g}, "
+        f"{RERANDOMIZE_BAND[1]:g}] tested a lower bound the paper does not state; it is kept beside, deciding "
+        "nothing)", f"{SRC004}, App. E (τ_1 = O(ρ√N/√m) for N ≪ m; spec 004 P15 [DERIVED])", exponents,
+        RERANDOMIZE_BAND[1], "<=", predictions=["004-P15"]))
+    checks.append(over_seeds(
+        f"[004-P15, pre-registered, not deciding] the same exponent in the two-sided band [{RERANDOMIZE_BAND[0]:g}, "
+        f"{RERANDOMIZE_BAND[1]:g}] ('moves like √(N/m)', spec 004's reading of App. E's upper bound as an order)",
+        f"{SRC004}, App. E (spec 004 P15 [DERIVED])", exponents, list(RERANDOMIZE_BAND), "in", predictions=[]))
     perturbation = perturbation_norm_error(ms[0])
     checks.append(check(
         f"[004] construction: the perturbation of 004-P4 has every singular value Δ/√m (m = {ms[0]}; max relative "

@@ -256,7 +256,10 @@ def test_tiny_run_exits_zero_with_both_kinds_and_all_tags(tmp_path):
     assert code == 0 and summary["sanity_passed"] and os.path.getsize(os.path.join(out, "random_init.png")) > 10_000
     checks = summary["checks"]
     kinds = [c["kind"] for c in checks]
-    assert kinds.count("sanity") == 6 and kinds.count("prediction") == 17
+    assert kinds.count("sanity") == 6 and kinds.count("prediction") == 18
+    # 004-P15 (issue 28): App. E's upper bound decides; the pre-registered two-sided band is kept beside, untagged
+    p15 = [c for c in checks if "004-P15" in c["claim"]]
+    assert [(c["direction"], c["predictions"]) for c in p15] == [("<=", ["004-P15"]), ("in", [])]
     # 004-P11 (issue 28): the lemma's own bound (constant 1) is a guard; the prediction is its order in L, and the
     # claim names the level check it replaces
     p11 = [c for c in checks if "004-P11" in c["predictions"]]
