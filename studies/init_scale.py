@@ -19,9 +19,10 @@ getting good extrapolation error" (spec 000 §6 P13). What the paper leaves open
 
 Checks (issue 15), all *predictions* of spec 000 §6 P13, each decided on one value per seed by a bootstrap 95 %
 interval of the median over seeds (gflow.study.over_seeds): for each pair of neighbouring scales, the seed's mean over
-k of the relative tail error at the larger scale minus that at the smaller is ≥ 0; the seed's critical k never
-decreases from one scale to the next (its smallest step ≥ 0); and it is larger at the largest scale than at the
-smallest. There is no sanity check; the study exits non-zero only on an error.
+k of the relative tail error at the larger scale minus that at the smaller is ≥ 0; and the seed's critical k is
+larger at the largest scale than at the smallest. The seed's critical k never decreasing from one scale to the next
+(its smallest step ≥ 0) is reported and decides nothing (issue 28: on a k grid of step 2 most steps are exactly 0,
+so it could hardly fail). There is no sanity check; the study exits non-zero only on an error.
 
 Example:  python studies/init_scale.py --quick --out out/init_scale
 """
@@ -166,8 +167,9 @@ def scale_checks(args, mean_by_seed, crit_by_seed, beyond) -> list[dict]:
         checks.append(
             xs.seed_check(f"per seed, the smallest step of its {crit} from one init scale to the next "
                           f"({' → '.join(f'{s:g}' for s in args.scales)}): median over {len(steps)} seeds ≥ 0 "
-                          f"(the critical k does not decrease with the scale)", SOURCE, steps, 0.0, ">=",
-                          predictions=["000-P13"]))
+                          f"(the critical k does not decrease with the scale; reported, decides nothing: on a k grid "
+                          f"of step 2 most per-seed steps are exactly 0, so it could hardly fail, issue 28; the "
+                          f"two checks around it decide 000-P13)", SOURCE, steps, 0.0, ">=", predictions=[]))
     checks.append(
         xs.seed_check(f"per seed, its {crit} at init scale {args.scales[-1]:g} minus at {args.scales[0]:g}: "
                       f"median over {len(up)} seeds > 0 ('requires longer training sequences')", SOURCE, up, 0.0,
