@@ -5,6 +5,12 @@ Panels (each a sweep over the training length k and seeds, gradient flow on the 
 - fig1a (Sec. 5.1, Thm 5/8): balanced teacher d̂ = 5 (App. C.2.1), diagonal student d = 40 with balanced init
   B = Cᵀ of scale 1e-3 (the paper: "not sensitive to the initialization scale of the (balanced) student"); repeated
   with d = 100 and d = 200 (``--sizes``; Sec. 5.1: "qualitatively identical results"), panels fig1a_d100, fig1a_d200.
+  App. C.2.1 says the teacher's eigenvalues "distribute uniformly between 0.6 and 1.05", not whether as i.i.d.
+  uniform draws or on an evenly spaced grid (the paper's ambiguity; spec 000 marks it unclear). Both readings are
+  run with the same students and seeds (issue 28): fig1a (and fig1a_d100, ...) reads C.2.1 as i.i.d. draws (key =
+  seed: some seeds' top eigenvalue is well below 1, so their response decays fast, and some have one above 1);
+  fig1a_grid (and fig1a_grid_d100, ...) as the grid 0.6, 0.7125, ..., 1.05 (the same eigenvalues for every seed,
+  so the seed changes only B̂ = Ĉᵀ and the student; the top mode 1.05^j grows over the horizon).
 - fig1b (Sec. 5.2): delay-line teacher d̂ = 10 (App. C.2.2), general (non-symmetric) student d = 50, entries
   0.05·N(0, 1). The paper trained with Adam on an empirical loss (batch 100, N(0, 1) inputs); we integrate the
   gradient flow of the population loss instead. Its init scale ("standard near-zero") is not given: gradient flow
@@ -13,7 +19,7 @@ Panels (each a sweep over the training length k and seeds, gradient flow on the 
 - fig3a (App. B.1.1): balanced teacher d̂ = 5, general student d = 40, entries 1e-5·N(0, 1) (the paper's scale).
 - fig3b (App. B.2): random unbalanced teacher d̂ = 5 (App. C.2.2), general student d = 50, "standard (small)"
   init, for which we take 0.01·N(0, 1) (the flow leaves the saddle at 0 by t ≈ 1e5).
-- fig5 (App. B.3): impulse responses of the fig1a students trained with k = 10 and k = 20.
+- fig5 (App. B.3): impulse responses of the fig1a and fig1a_grid students trained with k = 10 and k = 20.
 - fig6 (App. B.3): impulse responses of the fig1b students trained with k = 8, 18 and 20.
 
 Every run is integrated once to t1 (1e10 for the balanced teacher, whose flows converge like a power of t; 1e6 for
@@ -30,8 +36,11 @@ level for every panel and student size; for fig1a the fall of the error above 2d
 sharpening of the contrast, the error below 2d̂, and the support of the learned spectral measure (Lemma 7); for
 fig3b the App. C.3 comparison with the all-zero solution, on every k > 2d̂ (the original criterion) and, post hoc,
 on the k whose zero-solution error is resolved; the App. B.3 statements about the k = 10, 20 (Fig. 5) and k = 8, 18,
-20 (Fig. 6) students. *Sanity* checks: the Fig. 5 errors repeated at a 100× tighter rtol, and the precondition that
-every Fig. 5 / Fig. 6 student read fits its training window. The study exits non-zero only on an error or a failed
+20 (Fig. 6) students. The checks of fig1a, its size repeats and Fig. 5 are made once per reading of C.2.1, each
+with a field ``reading`` ("iid" or "grid") and the reading named in its claim; a prediction they bear on is decided
+only where both readings agree, else it "depends on the reading" (studies/validation.py, ``decided``). The checks of
+fig1b, fig3a, fig3b and fig6 carry no reading. *Sanity* checks: the Fig. 5 errors repeated at a 100× tighter rtol, and the precondition that
+every Fig. 5 / Fig. 6 student read fits its training window (the rtol/100 repeat is made for the i.i.d. reading only). The study exits non-zero only on an error or a failed
 sanity check.
 
 Solver limits (reported per panel in summary.json): before issue 24 the computed loss of these flows was resolved only
@@ -59,7 +68,7 @@ SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 PANELS = {
     "fig1a": {"teacher": "balanced", "teacher_dim": 5, "student": "diagonal_balanced", "d": 40, "scale": 1e-3,
               "t1": 1e10, "t1_quick": 1e10, "ks_quick": [6, 10, 14, 20], "max_steps": 200_000,
-              "rtol": 1e-9, "source": "Fig. 1(a), Sec. 5.1"},
+              "rtol": 1e-9, "source": "Fig. 1(a), Sec. 5.1", "placement": "random", "reading": "iid"},
     "fig1b": {"teacher": "delay", "teacher_dim": 10, "student": "general", "d": 50, "scale": 0.05,
               "t1": 1e6, "t1_quick": 1e5, "ks_quick": [8, 18, 20, 24], "max_steps": 10_000,
               "rtol": 1e-8, "source": "Fig. 1(b), Sec. 5.2"},
@@ -70,6 +79,11 @@ PANELS = {
               "t1": 1e6, "t1_quick": 1e5, "ks_quick": [4, 12], "max_steps": 10_000,
               "rtol": 1e-8, "source": "Fig. 3(b), App. B.2"},
 }
+# fig1a with C.2.1 read as an evenly spaced grid of eigenvalues (issue 28): same students, seeds and solver settings
+PANELS = {"fig1a": PANELS["fig1a"], "fig1a_grid": {**PANELS["fig1a"], "placement": "grid", "reading": "grid"},
+          **{n: p for n, p in PANELS.items() if n != "fig1a"}}
+READINGS = {"iid": "C.2.1 read as i.i.d. draws", "grid": "C.2.1 read as an evenly spaced grid"}
+READING_PANELS = {"iid": "fig1a", "grid": "fig1a_grid"}  # the panel of each reading (Fig. 5 reads its students)
 SIZES = [100, 200]  # fig1a repeated with these student sizes (Sec. 5.1: d = 100, 200 "qualitatively identical")
 SIZES_QUICK = [20]  # quick: one small size, to run the code path
 SIZE_KS_QUICK = [6, 14]
@@ -94,14 +108,15 @@ SUPPORT_CLUSTER = 1e-3  # loaded atoms closer than this count as one (gflow.anal
 WINDOW_FIT = 0.01  # sanity (precondition of Figs. 5, 6): max_{j<k} |h_j − w_j| ≤ this × max|w| at the state read
 
 # The testable predictions of spec 000 §6 that each panel's contrast checks (ids of gflow/study/_predictions.py).
-PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-P12"], "fig3b": ["000-P12"]}
+PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1a_grid": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-P12"], "fig3b": ["000-P12"]}
 
 
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/extrapolation_phase", "output folder (figures, sweeps, summary.json)",
                       "few k values, one seed, one small extra student size, shorter flows (about a minute)")
     p.add_argument("--panels", nargs="+", choices=list(PANELS), default=list(PANELS),
-                   help="which panels to run (fig5 and the sizes need fig1a, fig6 needs fig1b)")
+                   help="which panels to run (fig5 and the sizes need fig1a or fig1a_grid: one per reading of C.2.1; fig6 "
+                        "needs fig1b)")
     p.add_argument("--sizes", type=int, nargs="*", default=QuickFull(SIZES, quick=SIZES_QUICK),
                    help=f"further student sizes d of fig1a (with --quick on k ∈ {SIZE_KS_QUICK}; none: leave them out)")
     p.add_argument("--k-min", type=int, default=4, help="smallest training length (full mode)")
@@ -146,14 +161,15 @@ def parse_args(argv=None):
 
 
 def panel_settings(args) -> dict:
-    """The settings of every panel to run: ``args.panels`` and, with fig1a, its copies at the ``--sizes``."""
+    """The settings of every panel to run: ``args.panels`` and, with fig1a (fig1a_grid), its copies at the
+    ``--sizes``, fig1a_d<d> (fig1a_grid_d<d>)."""
     panels = {}
     for name in args.panels:
         panels[name] = PANELS[name]
-        if name == "fig1a":
+        if name in READING_PANELS.values():
             for d in args.sizes:
-                panels[f"fig1a_d{d}"] = {**PANELS["fig1a"], "d": d, "ks_quick": SIZE_KS_QUICK, "size_of": "fig1a",
-                                         "source": f"Fig. 1(a), Sec. 5.1 (d = {d}: 'qualitatively identical')"}
+                panels[f"{name}_d{d}"] = {**PANELS[name], "d": d, "ks_quick": SIZE_KS_QUICK, "size_of": name,
+                                          "source": f"Fig. 1(a), Sec. 5.1 (d = {d}: 'qualitatively identical')"}
     return panels
 
 
@@ -162,7 +178,7 @@ def panel_ks(name, args, panels=PANELS):
         return panels[name]["ks_quick"]
     kc = 2 * panels[name]["teacher_dim"]
     ks = set(range(args.k_min, args.k_max + 1, args.k_step)) | {kc - 1, kc, kc + 1}
-    ks |= {10, 20} if name == "fig1a" else ({8, 18, 20} if name == "fig1b" else set())  # Figs. 5 and 6
+    ks |= {10, 20} if panels[name].get("reading") else ({8, 18, 20} if name == "fig1b" else set())  # Figs. 5 and 6
     return sorted(ks)
 
 
@@ -206,9 +222,18 @@ def panel_checks(name, table, args, panels, runs):
     result["non_extrapolating_fraction_above"] = float(np.mean(worse[table["k"] > kc]))
     if name == "fig3b":
         checks += fig3b_checks(table, kc, src, level, result)
-    if name == "fig1a":
-        checks += fig1a_checks(table, kc, args, runs, result)
-    return checks, result
+    if p.get("reading") and not p.get("size_of"):
+        checks += fig1a_checks(table, kc, args, runs, result, name)
+    return with_reading(checks, p.get("reading")), result
+
+
+def with_reading(checks, reading):
+    """The checks, each given the field ``reading`` and its claim the reading named (C.2.1 as i.i.d. draws or as a
+    grid); unchanged for a panel without a reading."""
+    if reading:
+        for c in checks:
+            c.update(reading=reading, claim=f"{c['claim']} [{READINGS[reading]}]")
+    return checks
 
 
 def fig3b_checks(table, kc, src, level, result):
@@ -234,7 +259,7 @@ def fig3b_checks(table, kc, src, level, result):
     ]
 
 
-def fig1a_checks(table, kc, args, runs, result):
+def fig1a_checks(table, kc, args, runs, result, name="fig1a"):
     """fig1a's sharpening as L → 0 (Fig. 1(a) caption, Thm 8), the error below 2d̂ (Cor. A.2) and the support of the
     learned spectral measure (Lemma 7), each on one value per seed."""
     src = f"{SOURCE}, Fig. 1(a)"
@@ -251,21 +276,21 @@ def fig1a_checks(table, kc, args, runs, result):
     result.update(median_above_by_seed_per_level=[_str_keys(a) for a in above],
                   contrast_by_seed_per_level=[_str_keys(c) for c in contrasts], support_by_seed=_str_keys(support))
     return [
-        xs.seed_check(f"fig1a: per seed, median relative tail error over k > {kc} at L ≤ {levels[0]:g} / the same at "
+        xs.seed_check(f"{name}: per seed, median relative tail error over k > {kc} at L ≤ {levels[0]:g} / the same at "
                       f"L ≤ {levels[-1]:g}: median over {len(fall)} seeds ≥ {SHARPENING_FACTOR:g}",
                       f"{src} caption ('gradual transition … not reaching an exact global minimum'), Thm 8",
                       fall, SHARPENING_FACTOR, ">=", predictions=["000-P10", "000-P7", "000-P6"]),
-        xs.seed_check(f"fig1a: per seed, the largest rise of the median relative tail error over k > {kc} from one "
+        xs.seed_check(f"{name}: per seed, the largest rise of the median relative tail error over k > {kc} from one "
                       f"level to the next ({' → '.join(f'{lv:g}' for lv in levels)}): median over {len(rise)} seeds "
                       f"≤ 1 (it does not increase as L falls)", f"{src}, Thm 8", rise, 1.0, "<=",
                       predictions=["000-P10", "000-P7"]),
-        xs.seed_check(f"fig1a: per seed, the below/above-{kc} contrast at L ≤ {levels[-1]:g} / the one at L ≤ "
+        xs.seed_check(f"{name}: per seed, the below/above-{kc} contrast at L ≤ {levels[-1]:g} / the one at L ≤ "
                       f"{levels[0]:g}: median over {len(sharpen)} seeds > 1 (the transition sharpens)",
                       f"{src}, spec 000 §6 P10", sharpen, 1.0, ">", predictions=["000-P10"]),
-        xs.seed_check(f"fig1a: per seed, median relative tail error over k < {kc} at L ≤ {levels[-1]:g}: median over "
+        xs.seed_check(f"{name}: per seed, median relative tail error over k < {kc} at L ≤ {levels[-1]:g}: median over "
                       f"{len(below_low)} seeds ≥ {HIGH_BELOW:g}", f"{src}, Cor. A.2", below_low, HIGH_BELOW, ">=",
                       predictions=["000-P10"]),
-        xs.seed_check(f"fig1a: per seed, the largest number of atoms of the final student's spectral measure (a_i, "
+        xs.seed_check(f"{name}: per seed, the largest number of atoms of the final student's spectral measure (a_i, "
                       f"b_i c_i) with weight > {SUPPORT_WEIGHT:g} of the total (atoms within {SUPPORT_CLUSTER:g} "
                       f"merged), over its k > {kc} runs with final loss ≤ {levels[-1]:g}: median over {len(support)} "
                       f"seeds ≤ d̂ = {kc // 2}", f"{SOURCE}, Lemma 7 / Thm 5 (spec 000 §6 P6)", support, kc // 2,
@@ -303,16 +328,16 @@ class _ResponseView:
         return self.ir[:n]
 
 
-def students(runs, panel, ks, args) -> list[dict]:
+def students(runs, panel, ks, args, panels=PANELS) -> list[dict]:
     """The students of ``panel`` trained with k in ``ks``, read at the lowest level: k, seed, the seed's teacher and
     scale max_{j<H}|w_j|, the response, and its window and tail errors relative to that scale."""
-    p = PANELS[panel]
+    p = panels[panel]
     out = []
     for r in runs:
         k = int(r.config["k"])
         if k not in ks:
             continue
-        teacher = xs.make_teacher(p["teacher"], p["teacher_dim"], r.config["seed"])
+        teacher = xs.panel_teacher(p, r.config["seed"])
         s = xs.teacher_scale(teacher, args.horizon)
         w = np.asarray(teacher.impulse_response(args.horizon))
         m = _read_model(r, args.levels[-1])
@@ -333,11 +358,12 @@ def window_check(rows, figure, predictions):
                  not_fitting_k_seed=bad)
 
 
-def figure5_checks(runs, args):
+def figure5_checks(runs, args, reading="iid"):
     """App. B.3 / Fig. 5: k = 10 fails (tracks a few steps, then decays), k = 20 extrapolates; per seed, each seed's
-    errors relative to its own teacher's max_{j<H}|w_j|."""
+    errors relative to its own teacher's max_{j<H}|w_j|. ``runs``: the students of the panel of ``reading`` (fig1a
+    or fig1a_grid); every check carries the reading."""
     src = f"{SOURCE}, Fig. 5, App. B.3"
-    rows = students(runs, "fig1a", (10, 20), args)
+    rows = students(runs, READING_PANELS[reading], (10, 20), args)
     checks = [window_check(rows, "fig5", ["000-P14"])]
     fit = [r for r in rows if r["window"] <= WINDOW_FIT]
     by = {k: {r["seed"]: r for r in fit if r["k"] == k} for k in (10, 20)}
@@ -370,7 +396,7 @@ def figure5_checks(runs, args):
                "teacher_support_1e-2": _str_keys({s: an.effective_support_size(t, weight_threshold=1e-2,
                                                                                  cluster_tol=1e-2)
                                                   for s, t in teachers_.items()})}
-    return checks, results
+    return with_reading(checks, reading), results
 
 
 def figure6_checks(runs, args):
@@ -420,9 +446,10 @@ def tolerance_check(args, table, runs):
     worst = float(max(diffs))
     rtol = panel_rtol("fig1a", args)
     return check(f"fig5 (seed 0, k = 10 and 20): relative tail errors at L ≤ {args.levels[-1]:g} agree within "
-                 f"{100 * TOLERANCE_AGREEMENT:g}% between rtol {rtol:g} and {rtol / 100:g}",
+                 f"{100 * TOLERANCE_AGREEMENT:g}% between rtol {rtol:g} and {rtol / 100:g} [{READINGS['iid']}]",
                  "tolerance check (docs/design.md)", worst, TOLERANCE_AGREEMENT, worst <= TOLERANCE_AGREEMENT,
-                 kind="sanity", predictions=["000-P14"], relative_differences=diffs), {"relative_differences": diffs}
+                 kind="sanity", predictions=["000-P14"], reading="iid", relative_differences=diffs), \
+        {"relative_differences": diffs}
 
 
 def main(argv=None):
@@ -436,10 +463,12 @@ def science(args, checks, results):
         runs_of = run_panels(panels, args, executor)
         tight = tight_runs(args, executor) if "fig1a" in panels else None
     tables = {name: panel_results(name, args, panels, runs_of[name], checks, results) for name in panels}
+    for reading, panel in READING_PANELS.items():
+        if panel in panels:
+            c, r = figure5_checks(runs_of[panel], args, reading)
+            checks += c
+            results["fig5" if reading == "iid" else f"fig5_{reading}"] = r
     if "fig1a" in panels:
-        c, r = figure5_checks(runs_of["fig1a"], args)
-        checks += c
-        results["fig5"] = r
         c, r = tolerance_check(args, tables["fig1a"], tight)
         checks.append(c)
         results["fig5_tolerance"] = r
@@ -456,7 +485,8 @@ def print_plan(args, panels):
     print(f"extrapolation_phase: panels {list(panels)}, {args.seeds} seed(s), levels {args.levels}, "
           f"horizon {args.horizon}{' (quick)' if args.quick else ''}", flush=True)
     for name, p in panels.items():
-        print(f"{name}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
+        print(f"{name}: {p['teacher']} teacher d̂={p['teacher_dim']}"
+              f"{' (' + READINGS[p['reading']] + ')' if p.get('reading') else ''}, {p['student']} student d={p['d']}, "
               f"scale {p['scale']:g}, k ∈ {panel_ks(name, args, panels)}, t1 = {p['t1_quick' if args.quick else 't1']:g}, "
               f"rtol {panel_rtol(name, args, panels):g}")
 
@@ -491,54 +521,78 @@ def panel_results(name, args, panels, runs, checks, results):
 
 
 def make_figures(args, panels, runs_of, tables):
+    """One figure per panel, the two readings of C.2.1 side by side (fig1a.png: one column per reading; likewise
+    fig1a_d<d>.png, fig1a_sizes.png and fig5.png); fig6.png."""
     seeds_h = f"{args.seeds} seed(s); H = {args.horizon}"
-    for name, table in tables.items():
-        p = panels[name]
-        curves = [(f"L ≤ {level:.0e}", table["error"][i], table["k"], table["reached"][i])
-                  for i, level in enumerate(args.levels)]
-        error_figure(args, f"{name}.png", panel_ks(name, args, panels), curves, tables[name], 2 * p["teacher_dim"],
-                     f"{p['source']}: {p['teacher']} teacher d̂={p['teacher_dim']}, {p['student']} student d={p['d']}, "
-                     f"init {p['scale']:g}\n(gradient flow on the population loss; {seeds_h})")
-    sizes = [n for n in tables if n == "fig1a" or panels[n].get("size_of") == "fig1a"]
-    if len(sizes) > 1:  # Sec. 5.1: d = 100, 200 "qualitatively identical" to d = 40
-        curves = [(f"d = {panels[n]['d']}", tables[n]["error"][-1], tables[n]["k"], tables[n]["reached"][-1])
-                  for n in sizes]
-        error_figure(args, "fig1a_sizes.png", sorted(set().union(*(panel_ks(n, args, panels) for n in sizes))),
-                     curves, tables["fig1a"], 10,
-                     f"Fig. 1(a) at several student sizes, read at L ≤ {args.levels[-1]:g}\n({seeds_h})")
-    for fig_name, panel, ks in (("fig5", "fig1a", (10, 20)), ("fig6", "fig1b", (8, 18, 20))):
-        if panel in runs_of:
-            response_figure(args, fig_name, panel, ks, runs_of[panel])
+    groups = {}  # the file of a panel: fig1a_grid and fig1a_grid_d<d> share fig1a's and fig1a_d<d>'s
+    for name in tables:
+        groups.setdefault(name.replace("_grid", ""), []).append(name)
+    for file, names in groups.items():
+        columns = []
+        for name in names:
+            p, table = panels[name], tables[name]
+            curves = [(f"L ≤ {level:.0e}", table["error"][i], table["k"], table["reached"][i])
+                      for i, level in enumerate(args.levels)]
+            reading = f"\n{READINGS[p['reading']]}" if p.get("reading") else ""
+            columns.append((panel_ks(name, args, panels), curves, table, 2 * p["teacher_dim"],
+                            f"seed 000 {p['source']}{reading}\n{p['teacher']} teacher d̂={p['teacher_dim']}, "
+                            f"{p['student']} student d={p['d']}, init {p['scale']:g}\n(gradient flow on the "
+                            f"population loss; {seeds_h})"))
+        error_figure(args, f"{file}.png", columns)
+    columns = []
+    for reading, base in READING_PANELS.items():
+        sizes = [n for n in tables if n == base or panels[n].get("size_of") == base]
+        if len(sizes) > 1:  # Sec. 5.1: d = 100, 200 "qualitatively identical" to d = 40
+            curves = [(f"d = {panels[n]['d']}", tables[n]["error"][-1], tables[n]["k"], tables[n]["reached"][-1])
+                      for n in sizes]
+            columns.append((sorted(set().union(*(panel_ks(n, args, panels) for n in sizes))), curves, tables[base],
+                            10, f"seed 000 Fig. 1(a) at several student sizes, read at L ≤ {args.levels[-1]:g}\n"
+                                f"{READINGS[reading]} ({seeds_h})"))
+    if columns:
+        error_figure(args, "fig1a_sizes.png", columns)
+    fig5 = [(f"{READINGS[reading]}", panel, runs_of[panel]) for reading, panel in READING_PANELS.items()
+            if panel in runs_of]
+    if fig5:
+        response_figure(args, "fig5", fig5, (10, 20), panels)
+    if "fig1b" in runs_of:
+        response_figure(args, "fig6", [("", "fig1b", runs_of["fig1b"])], (8, 18, 20), panels)
 
 
-def error_figure(args, file, ks, curves, zero_table, k_critical, title):
-    fig, ax = figure_grid(panel=(6.5, 4.5))
-    xs.plot_error_curves(ax, ks, curves, (zero_table["k"], zero_table["zero"]), k_critical, title)
+def error_figure(args, file, columns):
+    """Error against k, one column per (ks, curves, table (for the zero baseline), 2d̂, title)."""
+    fig, axes = figure_grid(1, len(columns), panel=(6.5, 4.8), squeeze=False, sharey=True)
+    for ax, (ks, curves, zero_table, k_critical, title) in zip(axes[0], columns):
+        xs.plot_error_curves(ax, ks, curves, (zero_table["k"], zero_table["zero"]), k_critical, title)
     save_figure(fig, args.out, file)
 
 
-def response_figure(args, fig_name, panel, ks, runs):
-    """Figs. 5 and 6: the students' impulse responses read at the lowest level against the teacher's. Fig. 5: the
-    teacher changes with the seed, so seed 0 only; Fig. 6: the average over seeds (thin: each)."""
+def response_figure(args, fig_name, columns, ks, panels):
+    """Figs. 5 and 6: the students' impulse responses read at the lowest level against the teacher's, one column
+    per (reading, panel, runs). Fig. 5: the teacher changes with the seed, so seed 0 only; Fig. 6: the average over
+    seeds (thin: each)."""
     import matplotlib.pyplot as plt
 
-    p = PANELS[panel]
-    w = np.asarray(xs.make_teacher(p["teacher"], p["teacher_dim"], 0).impulse_response(args.horizon))
-    j = np.arange(args.horizon)
-    fig, ax = figure_grid(panel=(7, 4.5))
-    ax.plot(j, w, "k-", lw=2.5, alpha=0.5, label="teacher" + (" (seed 0)" if fig_name == "fig5" else ""))
-    for c, k in zip(plt.cm.tab10.colors, ks):
-        irs = np.array([_read_model(r, args.levels[-1]).ir for r in runs
-                        if r.config["k"] == k and (fig_name == "fig6" or r.config["seed"] == 0)])
-        for ir in irs if len(irs) > 1 else []:
-            ax.plot(j, ir, color=c, lw=0.6, alpha=0.5)
-        ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
-                label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
-        ax.axvline(k, color=c, lw=0.8, ls=":")
-    lim = 1.5 * np.max(np.abs(w))
-    label_axes(ax, xlabel="j", ylabel="impulse response h_j", ylim=(-lim, lim), title_size=9,
-               title=f"{'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher "
-                     f"d̂={p['teacher_dim']}, students d={p['d']} at L ≤ {args.levels[-1]:g}")
+    fig, axes = figure_grid(1, len(columns), panel=(7, 4.8), squeeze=False)
+    for ax, (reading, panel, runs) in zip(axes[0], columns):
+        p = panels[panel]
+        w = np.asarray(xs.panel_teacher(p, 0).impulse_response(args.horizon))
+        j = np.arange(args.horizon)
+        ax.plot(j, w, "k-", lw=2.5, alpha=0.5, label="teacher" + (" (seed 0)" if fig_name == "fig5" else ""))
+        for c, k in zip(plt.cm.tab10.colors, ks):
+            irs = np.array([_read_model(r, args.levels[-1]).ir for r in runs
+                            if r.config["k"] == k and (fig_name == "fig6" or r.config["seed"] == 0)])
+            if not len(irs):
+                continue
+            for ir in irs if len(irs) > 1 else []:
+                ax.plot(j, ir, color=c, lw=0.6, alpha=0.5)
+            ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
+                    label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
+            ax.axvline(k, color=c, lw=0.8, ls=":")
+        lim = 1.5 * np.max(np.abs(w))
+        label_axes(ax, xlabel="j", ylabel="impulse response h_j", ylim=(-lim, lim), title_size=9,
+                   title=f"seed 000 {'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher "
+                         f"d̂={p['teacher_dim']}, students d={p['d']} at L ≤ {args.levels[-1]:g}"
+                         + (f"\n{reading}" if reading else ""))
     save_figure(fig, args.out, f"{fig_name}.png")
 
 

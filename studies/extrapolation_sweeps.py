@@ -15,6 +15,12 @@ seed's runs reduced to one number, e.g. its median error over k < 2d̂) by a boo
 gflow.study.over_seeds). The balanced and random teachers are redrawn with each seed, so every error is relative to
 that seed's own teacher scale before any statistic is taken.
 
+Readings of App. C.2.1 (issue 28): the balanced teacher's eigenvalues "distribute uniformly between 0.6 and 1.05";
+the paper does not say whether as i.i.d. uniform draws or on an evenly spaced grid (spec 000 marks it unclear). A
+panel's ``placement`` ("random": i.i.d. draws, the default; "grid": the evenly spaced grid 0.6, ..., 1.05) is passed
+to gflow.teachers.balanced. A run's identity is its panel's name (with k, seed, scale), so the two readings are two
+panels and never share a run; a panel without ``placement`` keeps its old run names.
+
 Solver failures: the loss of a gradient flow never increases, and since issue 24 gflow's engine rejects every step
 that would raise it. The check stays, as a check of the engine: where a saved loss exceeds twice the smallest loss
 saved before it (plus a noise floor NOISE_FLOOR × L(0)), the integrator has left the flow; such a run is flagged
@@ -40,15 +46,27 @@ NOISE_FLOOR = 1e-14
 RATIO_FLOOR = 1e-16  # a per-seed ratio divides by max(denominator, this): relative errors below it are rounding
 
 
-def make_teacher(kind: str, dim: int, seed: int):
-    """seed 000 App. C.2: balanced (C.2.1, key = seed), delay line (C.2.2), random unbalanced (C.2.2, key = seed)."""
+PLACEMENTS = ("random", "grid")  # the two readings of App. C.2.1's "distribute uniformly": i.i.d. draws, a grid
+
+
+def make_teacher(kind: str, dim: int, seed: int, placement: str = "random"):
+    """seed 000 App. C.2: balanced (C.2.1, key = seed; eigenvalues i.i.d. uniform, ``placement="random"``, or
+    evenly spaced, ``"grid"``: the paper's text allows both), delay line (C.2.2), random unbalanced (C.2.2, key =
+    seed). ``placement`` concerns the balanced teacher only."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}; choose from {PLACEMENTS}")
     if kind == "balanced":
-        return teachers.balanced(jax.random.key(seed), dim)
+        return teachers.balanced(jax.random.key(seed), dim, placement=placement)
     if kind == "delay":
         return teachers.delay(dim)
     if kind == "random_unbalanced":
         return teachers.random_unbalanced(jax.random.key(seed), dim)
     raise ValueError(f"unknown teacher {kind!r}; choose from {TEACHERS}")
+
+
+def panel_teacher(p: dict, seed: int):
+    """The teacher of a panel (settings dict: ``teacher``, ``teacher_dim``, optional ``placement``) for ``seed``."""
+    return make_teacher(p["teacher"], p["teacher_dim"], seed, p.get("placement", "random"))
 
 
 def make_student(kind: str, d: int, scale: float, seed: int):
@@ -73,7 +91,7 @@ def make_build(panels: dict, k_max: int):
 
     def build(panel: str, k: int, seed: int, scale: float):
         p = panels[panel]
-        teacher = make_teacher(p["teacher"], p["teacher_dim"], seed)
+        teacher = panel_teacher(p, seed)
         return gflow.PopulationLoss(teacher, k, k_max=k_max), make_student(p["student"], p["d"], scale, seed)
 
     return build
@@ -94,8 +112,7 @@ def make_record(panels: dict, horizon: int):
     each decade 10^-m within the valid part."""
 
     def record(traj, config):
-        p = panels[config["panel"]]
-        teacher = make_teacher(p["teacher"], p["teacher_dim"], config["seed"])
+        teacher = panel_teacher(panels[config["panel"]], config["seed"])
         w = np.asarray(teacher.impulse_response(horizon))
         h = an.impulse_responses_along(traj, horizon)
         n_valid = max(valid_length(traj.loss), 1)
@@ -144,8 +161,7 @@ def errors_at_levels(runs, panels: dict, levels, horizon: int) -> dict:
     out["solver_failed"] = np.zeros(n_runs, dtype=bool)
     out["converged"] = np.zeros(n_runs, dtype=bool)
     for r, run in enumerate(runs):
-        p = panels[run.config["panel"]]
-        teacher = make_teacher(p["teacher"], p["teacher_dim"], run.config["seed"])
+        teacher = panel_teacher(panels[run.config["panel"]], run.config["seed"])
         s = teacher_scale(teacher, horizon)
         n = int(run.record["n_valid"])
         err, loss = run.record["tail_error"][:n] / s, run.loss[:n]

@@ -32,20 +32,32 @@ def test_argument_checks():
     assert args.seeds == 1 and args.levels == [1e-4, 1e-7, 1e-10] and args.rtol == 1e-8 and args.sizes == [20]
     assert extrapolation_phase.panel_ks("fig1a", args) == [6, 10, 14, 20]
     panels = extrapolation_phase.panel_settings(args)
-    assert list(panels) == ["fig1a", "fig1a_d20", "fig1b", "fig3a", "fig3b"]
+    assert list(panels) == ["fig1a", "fig1a_d20", "fig1a_grid", "fig1a_grid_d20", "fig1b", "fig3a", "fig3b"]
     assert panels["fig1a_d20"]["d"] == 20 and extrapolation_phase.panel_ks("fig1a_d20", args, panels) == [6, 14]
+    # the two readings of C.2.1: same students, seeds and solver settings, another teacher placement
+    assert {n: (p["placement"], p["reading"]) for n, p in panels.items() if n.startswith("fig1a")} == {
+        "fig1a": ("random", "iid"), "fig1a_d20": ("random", "iid"), "fig1a_grid": ("grid", "grid"),
+        "fig1a_grid_d20": ("grid", "grid")}
+    assert panels["fig1a_grid_d20"]["size_of"] == "fig1a_grid"
+    same = {k: v for k, v in panels["fig1a"].items() if k not in ("placement", "reading")}
+    assert same == {k: v for k, v in panels["fig1a_grid"].items() if k not in ("placement", "reading")}
+    assert not any("reading" in panels[n] or "placement" in panels[n] for n in ("fig1b", "fig3a", "fig3b"))
     full = extrapolation_phase.parse_args([])
     assert full.seeds == 10 and full.levels[-1] == 1e-11 and extrapolation_phase.panel_rtol("fig1a", full) == 1e-9
     assert full.sizes == [100, 200] and full.quick is False
     panels = extrapolation_phase.panel_settings(full)
-    assert {n: p["d"] for n, p in panels.items() if n.startswith("fig1a")} == {"fig1a": 40, "fig1a_d100": 100,
-                                                                                "fig1a_d200": 200}
+    assert {n: p["d"] for n, p in panels.items() if n.startswith("fig1a")} == {
+        "fig1a": 40, "fig1a_d100": 100, "fig1a_d200": 200, "fig1a_grid": 40, "fig1a_grid_d100": 100,
+        "fig1a_grid_d200": 200}
+    assert extrapolation_phase.panel_ks("fig1a_grid", full, panels) == extrapolation_phase.panel_ks("fig1a", full)
     assert extrapolation_phase.panel_ks("fig1a_d200", full, panels) == extrapolation_phase.panel_ks("fig1a", full)
     assert extrapolation_phase.panel_ks("fig1b", full) == sorted(set(range(4, 31, 2)) | {19, 21})
     assert extrapolation_phase.panel_ks("fig1a", full) == sorted(set(range(4, 31, 2)) | {9, 11})
     assert list(extrapolation_phase.panel_settings(extrapolation_phase.parse_args(["--sizes"]))) == list(
         extrapolation_phase.PANELS)
     assert "fig1a_d100" not in extrapolation_phase.panel_settings(extrapolation_phase.parse_args(["--panels", "fig1b"]))
+    assert list(extrapolation_phase.panel_settings(extrapolation_phase.parse_args(
+        ["--panels", "fig1a_grid", "--sizes", "100"]))) == ["fig1a_grid", "fig1a_grid_d100"]
     for bad in (["--levels", "3e-5"], ["--k-max", "200"], ["--sizes", "30"], ["--sizes", "40"]):
         with pytest.raises(SystemExit):
             extrapolation_phase.parse_args(bad)
@@ -116,7 +128,8 @@ def test_init_scale_checks_per_seed():
     means = [{0: 0.3, 1: 0.3, 2: 0.3}, {0: 0.5, 1: 0.5, 2: 0.5}, {0: 0.4, 1: 0.6, 2: 0.7}]
     checks = init_scale.scale_checks(args, means, crit, 22.0)
     assert [c["status"] for c in checks] == ["pass", "inconclusive", "pass", "pass"]
-    assert all(c["kind"] == "prediction" and c["predictions"] == ["000-P13"] for c in checks)
+    assert all(c["kind"] == "prediction" for c in checks)
+    assert [c["predictions"] for c in checks] == [["000-P13"], ["000-P13"], [], ["000-P13"]]  # "never decreases": shown
     assert checks[0]["values"] == [pytest.approx(0.2)] * 3 and checks[3]["values"] == [6.0, 6.0]
     two = init_scale.scale_checks(types.SimpleNamespace(**{**vars(args), "scales": [1e-5, 1e-1]}),
                                   [means[0], means[2]], [crit[0], crit[2]], 22.0)
@@ -138,6 +151,8 @@ def test_teachers_and_students_by_name():
     assert student.structure == "diagonal" and np.array_equal(student.B, student.C)
     with pytest.raises(ValueError, match="unknown teacher"):
         xs.make_teacher("gru", 4, 0)
+    with pytest.raises(ValueError, match="unknown placement"):
+        xs.make_teacher("balanced", 4, 0, "sobol")
     with pytest.raises(ValueError, match="unknown student"):
         xs.make_student("lstm", 4, 0.1, 0)
     zero = xs.zero_baseline(xs.make_teacher("delay", 4, 0), 2, 10)
@@ -186,6 +201,62 @@ def _synthetic_runs(responses):
             for (k, seed), ir in responses.items()]
 
 
+def test_two_readings_of_c21():
+    """App. C.2.1's "distribute uniformly between 0.6 and 1.05": i.i.d. draws (the default, key = seed) or an
+    evenly spaced grid (the same eigenvalues for every seed); a panel's placement selects it, the i.i.d. panels
+    without one keep their teacher."""
+    grid = [np.sort(np.asarray(xs.make_teacher("balanced", 5, s, "grid").A).ravel()) for s in (0, 1)]
+    np.testing.assert_allclose(grid[0], [0.6, 0.7125, 0.825, 0.9375, 1.05])
+    np.testing.assert_allclose(grid[1], grid[0])
+    iid = np.asarray(xs.make_teacher("balanced", 5, 0).A).ravel()
+    assert not np.allclose(np.sort(iid), grid[0]) and np.all((iid >= 0.6) & (iid <= 1.05))
+    panels = extrapolation_phase.PANELS
+    np.testing.assert_array_equal(np.asarray(xs.panel_teacher(panels["fig1a"], 3).impulse_response(30)),
+                                  np.asarray(xs.make_teacher("balanced", 5, 3).impulse_response(30)))
+    np.testing.assert_array_equal(np.asarray(xs.panel_teacher({"teacher": "balanced", "teacher_dim": 5}, 3)
+                                             .impulse_response(30)),
+                                  np.asarray(xs.make_teacher("balanced", 5, 3).impulse_response(30)))
+    np.testing.assert_array_equal(np.asarray(xs.panel_teacher(panels["fig1a_grid"], 3).impulse_response(30)),
+                                  np.asarray(xs.make_teacher("balanced", 5, 3, "grid").impulse_response(30)))
+
+
+def _fig1a_table(seeds=(0, 1, 2)):
+    """A synthetic fig1a table on two levels: high error below k = 10, falling above it."""
+    ks = np.array([4, 8, 10, 12, 20])
+    k = np.tile(ks, len(seeds))
+    seed = np.repeat(seeds, len(ks))
+    high = np.where(k < 10, 0.9, 0.3)
+    low = np.where(k < 10, 0.8, 1e-3)
+    n = len(k)
+    return {"error": np.stack([high, low]), "k": k, "seed": seed, "zero": np.full(n, 0.5),
+            "reached": np.ones((2, n), bool), "solver_failed": np.zeros(n, bool), "converged": np.ones(n, bool)}
+
+
+def test_fig1a_checks_carry_the_reading():
+    """The fig1a panels' checks (contrast, sharpening, below 2d̂, support) name their reading of C.2.1 and carry
+    it in the field ``reading``; the checks of the other panels carry none."""
+    args = types.SimpleNamespace(levels=[1e-2, 1e-11], horizon=100)
+    panels = extrapolation_phase.PANELS
+    counts = {}
+    for name, reading in (("fig1a", "iid"), ("fig1a_grid", "grid")):
+        table = _fig1a_table()
+        runs = [types.SimpleNamespace(config={"k": k}, loss=np.array([1.0])) for k in table["k"]]  # not converged
+        checks, result = extrapolation_phase.panel_checks(name, table, args, panels, runs)
+        counts[name] = len(checks)
+        assert all(c["reading"] == reading and extrapolation_phase.READINGS[reading] in c["claim"] for c in checks)
+        assert checks[0]["claim"].startswith(f"{name} (d = 40)") and checks[0]["predictions"] == ["000-P10"]
+        assert all(c["claim"].startswith(name) for c in checks)
+        assert [c["status"] for c in checks[:5]] == ["pass"] * 5 and checks[5]["status"] == "inconclusive"  # no final
+        assert result["support_by_seed"] == {}  # loss ≤ 1e-11: Lemma 7's support is not read
+    assert counts == {"fig1a": 6, "fig1a_grid": 6}
+    size = {**panels["fig1a_grid"], "d": 100, "size_of": "fig1a_grid"}
+    checks, _ = extrapolation_phase.panel_checks("fig1a_grid_d100", _fig1a_table(), args, {"fig1a_grid_d100": size}, [])
+    assert len(checks) == 1 and checks[0]["reading"] == "grid" and checks[0]["predictions"] == ["000-P10"]
+    fig3a = {**_fig1a_table(), "k": np.tile([4, 8, 10, 12, 20], 3)}
+    checks, _ = extrapolation_phase.panel_checks("fig3a", fig3a, args, panels, [])
+    assert len(checks) == 1 and "reading" not in checks[0] and "C.2.1 read" not in checks[0]["claim"]
+
+
 def test_figure6_checks_on_synthetic_students():
     """Fig. 6 checks read the students' responses: a zero student for k = 8, one that fails at j = 19 for k = 18,
     and a perfect one for k = 20 (two seeds); a k = 18 student off in its window is left out and flagged."""
@@ -224,12 +295,31 @@ def test_figure5_checks_per_seed_scale():
     checks, res = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args)
     assert [c["kind"] for c in checks] == ["sanity"] + ["prediction"] * 4
     assert [c["status"] for c in checks] == ["pass"] * 5
+    assert all(c["reading"] == "iid" and "C.2.1 read as i.i.d. draws" in c["claim"] for c in checks)
     for seed in (0, 1):
         w = np.asarray(xs.make_teacher("balanced", 5, seed).impulse_response(100))
         assert res["k10_tail_error"][str(seed)] == pytest.approx(np.max(np.abs(w[15:])) / scales[seed])
     # seed 0's tolerance 0.05·max|w| ≈ 0.52 exceeds its |w_j| up to j = 24: the zero response "tracks" that far
     assert res["k10_tracking_horizon"] == {"0": 25, "1": 15} and res["k10_end_of_horizon"] == {"0": 0.0, "1": 0.0}
     assert res["teacher_support_1e-3"] == {"0": 5, "1": 5}
+
+
+def test_figure5_checks_per_reading():
+    """Fig. 5 on the grid reading reads the fig1a_grid teachers (the same eigenvalues for every seed): perfect
+    students pass, and every check carries reading = "grid"."""
+    responses = {}
+    for seed in (0, 1):
+        w = np.asarray(xs.make_teacher("balanced", 5, seed, "grid").impulse_response(100))
+        responses[10, seed] = np.where(np.arange(100) < 15, w, 0.0)
+        responses[20, seed] = w.copy()
+    args = types.SimpleNamespace(horizon=100, levels=[1e-12])
+    checks, res = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args, "grid")
+    assert len(checks) == 5 and all(c["reading"] == "grid" for c in checks)
+    assert all("C.2.1 read as an evenly spaced grid" in c["claim"] for c in checks)
+    assert res["k20_tail_error"] == {"0": 0.0, "1": 0.0} and res["teacher_support_1e-3"] == {"0": 5, "1": 5}
+    # against the i.i.d. teachers the same responses do not fit the window
+    checks, _ = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args, "iid")
+    assert checks[0]["status"] == "FAIL" and checks[0]["reading"] == "iid"
 
 
 def test_fig3b_keeps_both_criteria():
