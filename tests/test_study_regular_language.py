@@ -46,12 +46,18 @@ def test_encoding_is_seed_002_definition_3_1():
     np.testing.assert_allclose(np.linalg.norm(x[0, 1:-1, :3], axis=1), 0.1)  # ε_x · unit true tokens
 
 
-@pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
-def test_held_out_split_is_disjoint_balanced_and_labelled(language):
-    z_tr, y_tr, z_te, y_te = regular_language.held_out_split(3, language, 10, 256, 512)
+def _balanced_and_labelled(split, language):
+    """A split of 256 training and 512 test strings of length 10: shapes, balance and labels; returns it."""
+    z_tr, y_tr, z_te, y_te = split
     assert z_tr.shape == (256, 10) and z_te.shape == (512, 10) and y_tr.sum() == 128 and y_te.sum() == 256
     np.testing.assert_array_equal(gflow.objectives.membership(language, z_tr), y_tr)
     np.testing.assert_array_equal(gflow.objectives.membership(language, z_te), y_te)
+    return split
+
+
+@pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
+def test_held_out_split_is_disjoint_balanced_and_labelled(language):
+    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(regular_language.held_out_split(3, language, 10, 256, 512), language)
     assert not {tuple(z) for z in z_tr} & {tuple(z) for z in z_te}  # no test string is a training string
     if language == "d_l1":  # 10 members: 3 held out (the 1 at unseen positions), 7 for training, cycled evenly
         train_pos = {int(np.argmax(z)) for z, y in zip(z_tr, y_tr) if y}
@@ -77,10 +83,7 @@ def test_held_out_split_errors():
 
 @pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
 def test_iid_split_draws_train_and_test_from_one_distribution(language):
-    z_tr, y_tr, z_te, y_te = regular_language.iid_split(3, language, 10, 256, 512)
-    assert z_tr.shape == (256, 10) and z_te.shape == (512, 10) and y_tr.sum() == 128 and y_te.sum() == 256
-    np.testing.assert_array_equal(gflow.objectives.membership(language, z_tr), y_tr)
-    np.testing.assert_array_equal(gflow.objectives.membership(language, z_te), y_te)
+    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(regular_language.iid_split(3, language, 10, 256, 512), language)
     assert not np.array_equal(z_tr, z_te[:256])  # independent draws, not one sample reused
     if language == "d_l1":  # the same distribution: both sets cover all 10 members and have a quarter near misses
         for z, y, n in ((z_tr, y_tr, 256), (z_te, y_te, 512)):
