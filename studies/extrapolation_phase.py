@@ -36,7 +36,8 @@ level for every panel and student size; for fig1a the fall of the error above 2d
 sharpening of the contrast, the error below 2d̂, and the support of the learned spectral measure (Lemma 7); for
 fig3b the App. C.3 comparison with the all-zero solution, on every k > 2d̂ (the original criterion) and, post hoc,
 on the k whose zero-solution error is resolved; the App. B.3 statements about the k = 10, 20 (Fig. 5) and k = 8, 18,
-20 (Fig. 6) students. The checks of fig1a, its size repeats and Fig. 5 are made once per reading of C.2.1, each
+20 (Fig. 6) students; for Fig. 6's "k = 18 fails shortly after 18", the seed-averaged impulse response, as App. B.3
+depicts it (issue 28; the per-seed median horizon, bimodal over seeds, is reported beside and decides nothing). The checks of fig1a, its size repeats and Fig. 5 are made once per reading of C.2.1, each
 with a field ``reading`` ("iid" or "grid") and the reading named in its claim; a prediction they bear on is decided
 only where both readings agree, else it "depends on the reading" (studies/validation.py, ``decided``). The checks of
 fig1b, fig3a, fig3b and fig6 carry no reading. *Sanity* checks: the Fig. 5 errors repeated at a 100× tighter rtol, and the precondition that
@@ -399,6 +400,19 @@ def figure5_checks(runs, args, reading="iid"):
     return with_reading(checks, reading), results
 
 
+def averaged_horizon(rows_by_seed: dict, horizon: int) -> int:
+    """The horizon (number of leading lags with |h̄_j − w_j| ≤ FIG6_EPS·max|w|, at most ``horizon``) of the impulse
+    response h̄ averaged over the seeds' students, against their common teacher (App. B.3 depicts the average; the
+    delay teacher is the same for every seed): 0 without students."""
+    if not rows_by_seed:
+        return 0
+    rows = list(rows_by_seed.values())
+    mean = np.mean([np.asarray(r["model"].ir[:horizon]) for r in rows], axis=0)
+    w = np.asarray(rows[0]["teacher"].impulse_response(horizon))
+    bad = np.flatnonzero(~(np.abs(mean - w) <= FIG6_EPS * rows[0]["scale"]))
+    return int(bad[0]) if bad.size else horizon
+
+
 def figure6_checks(runs, args):
     """App. B.3 / Fig. 6: k = 8 gives the zero solution, k = 18 fails shortly after 18, k = 20 extrapolates (the
     delay teacher is the same for every seed; the student differs)."""
@@ -411,19 +425,28 @@ def figure6_checks(runs, args):
                for s, r in by[18].items()}
     tail = {k: {s: r["tail"] for s, r in by[k].items()} for k in (18, 20)}
     level = args.levels[-1]
+    averaged = averaged_horizon(by[18], args.horizon)
     checks += [
+        check(f"fig6: k = 18 fails shortly after step 18, read as App. B.3 shows it ('we depict the average impulse "
+              f"responses'): the impulse response averaged over the {len(by[18])} seeds tracks the teacher, "
+              f"|mean_s h_j − w_j| ≤ {FIG6_EPS:g}·max|w|, up to a horizon in [18, {18 + SHORTLY_AFTER}] (issue 28: "
+              "replaces as the deciding check the per-seed median below, which is bimodal over seeds; same band, set "
+              "before the rerun)", src, averaged, [18, 18 + SHORTLY_AFTER],
+              18 <= averaged <= 18 + SHORTLY_AFTER, kind="prediction", predictions=["000-P11"]),
         xs.seed_check(f"fig6: k = 8 (all-zero targets) gives the zero solution: max_(j<{args.horizon}) |h_j| / max|w| "
                       f"at L ≤ {level:g}, median over {len(zero)} seeds ≤ {ZERO_SOLUTION:g}", src, zero,
                       ZERO_SOLUTION, "<=", predictions=["000-P11"]),
         xs.seed_check(f"fig6: k = 18 fails shortly after step 18: horizon with |h_j − w_j| ≤ {FIG6_EPS:g}·max|w| "
-                      f"(≤ {args.horizon}), median over {len(horizon)} seeds in [18, {18 + SHORTLY_AFTER}]", src,
-                      horizon, [18, 18 + SHORTLY_AFTER], "in", predictions=["000-P11"]),
+                      f"(≤ {args.horizon}), median over {len(horizon)} seeds in [18, {18 + SHORTLY_AFTER}] (the "
+                      "pre-issue-28 reading, per seed: reported beside the averaged response, decides nothing)", src,
+                      horizon, [18, 18 + SHORTLY_AFTER], "in", predictions=[]),
         xs.seed_check(f"fig6: k = 18 fails: relative tail error at L ≤ {level:g}, median over {len(tail[18])} seeds "
                       f"≥ {FAILS:g}", src, tail[18], FAILS, ">=", predictions=["000-P11"]),
         xs.seed_check(f"fig6: k = 20 extrapolates: relative tail error at L ≤ {level:g}, median over {len(tail[20])} "
                       f"seeds ≤ {EXTRAPOLATES:g}", src, tail[20], EXTRAPOLATES, "<=", predictions=["000-P11"]),
     ]
     results = {"k8_max_abs_h": _str_keys(zero), "k18_horizon_eps": _str_keys(horizon),
+               "k18_horizon_of_averaged_response": averaged,
                "k18_tail_error": _str_keys(tail[18]), "k20_tail_error": _str_keys(tail[20]),
                "window_error": {f"k{r['k']}_seed{r['seed']}": r["window"] for r in rows}}
     return checks, results
