@@ -300,9 +300,16 @@ def test_figure5_checks_per_seed_scale():
     assert scales[0] == pytest.approx(10.3, abs=0.05) and scales[1] == pytest.approx(1.0)
     args = types.SimpleNamespace(horizon=100, levels=[1e-12])
     checks, res = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args)
-    assert [c["kind"] for c in checks] == ["sanity"] + ["prediction"] * 4
-    assert [c["status"] for c in checks] == ["pass"] * 5
+    assert [c["kind"] for c in checks] == ["sanity"] + ["prediction"] * 6
+    # the existence claims decide (the paper shows two selected students); the medians are shown, untagged
+    assert [c["predictions"] for c in checks] == [["000-P14"]] * 3 + [[]] * 4
     assert all(c["reading"] == "iid" and "C.2.1 read as i.i.d. draws" in c["claim"] for c in checks)
+    # both k = 20 students extrapolate; the k = 10 ones decay (a zero tail, against each teacher's own tail), and a
+    # seed is "as shown" when it also fails its tail and tracks to 12
+    assert checks[2]["status"] == "pass" and checks[2]["value"] == 2
+    assert res["k10_end_over_teacher_end"] == {"0": 0.0, "1": 0.0}
+    as_shown = [s for s in (0, 1) if res["k10_tail_error"][str(s)] >= extrapolation_phase.FAILS]
+    assert res["k10_seeds_as_shown"] == as_shown and checks[1]["value"] == len(as_shown)
     for seed in (0, 1):
         w = np.asarray(xs.make_teacher("balanced", 5, seed).impulse_response(100))
         assert res["k10_tail_error"][str(seed)] == pytest.approx(np.max(np.abs(w[15:])) / scales[seed])
@@ -321,7 +328,7 @@ def test_figure5_checks_per_reading():
         responses[20, seed] = w.copy()
     args = types.SimpleNamespace(horizon=100, levels=[1e-12])
     checks, res = extrapolation_phase.figure5_checks(_synthetic_runs(responses), args, "grid")
-    assert len(checks) == 5 and all(c["reading"] == "grid" for c in checks)
+    assert len(checks) == 7 and all(c["reading"] == "grid" for c in checks)
     assert all("C.2.1 read as an evenly spaced grid" in c["claim"] for c in checks)
     assert res["k20_tail_error"] == {"0": 0.0, "1": 0.0} and res["teacher_support_1e-3"] == {"0": 5, "1": 5}
     # against the i.i.d. teachers the same responses do not fit the window
