@@ -209,31 +209,24 @@ def work_gru(args, emit):
          P15_STUDENTS * P15_STEPS / (taken / wall) / 3600, "h", note=f"from {label}")
 
 
-def _ssm_flow(L: int, d: int, sd: float, diff: float, seed: int):
-    """(loss, model0) of Slutzky et al.'s baseline design at length L (studies/ssm_poisoning.py: their A0 recipe)."""
-    import numpy as np
+def _ssm_flow(L: int, seed: int, d: int | None = None):
+    """(loss, model0) of Slutzky et al.'s baseline design at length L, as studies/ssm_poisoning.py sets it up (their
+    A0 recipe), at the study's width or at ``d``."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "studies"))
+    import ssm_poisoning as sp
 
-    import gflow
-    from gflow.models import Frozen
-
-    b = np.array([1.0, np.sqrt(d - 1.0)])
-    teacher = gflow.LinearRNN(np.array([1.0, 0.0]), b, b, structure="diagonal")
-    a = np.flip(np.sort(sd * np.random.RandomState(seed).rand(d)))
-    a[1] = a[0] - diff
-    model0 = gflow.LinearRNN(a, Frozen(np.ones(d)), Frozen(np.ones(d)), structure="diagonal")
-    return gflow.PopulationLoss.at_lags(teacher, {L - 1: 1.0}), model0
+    setting = sp.SETTINGS[L] if d is None else sp.SETTINGS[L]._replace(d=d)
+    return sp.loss_of(L, "baseline", sp.teacher_of(setting.d)), sp.student(sp.initial_a(setting, seed))
 
 
 def work_ssm(args, emit):
     """Part 6: a sweep of the diagonal SSM's L = 9 flows in one batched call, and one wide (d = args.batch) flow."""
-    import numpy as np
 
     import gflow
 
     n = args.flows
-    diff = 0.05 / np.exp(10 * np.log10(200.0))
-    loss = _ssm_flow(9, 20, 5e-3, diff, 342)[0]
-    losses, models = [loss] * n, [_ssm_flow(9, 20, 5e-3, diff, 342 + i)[1] for i in range(n)]
+    loss = _ssm_flow(9, 342)[0]
+    losses, models = [loss] * n, [_ssm_flow(9, 342 + i)[1] for i in range(n)]
     kw = dict(rtol=RTOL, save_at=8, progress=False)
     _, first = _timed(lambda: gflow.solve_flows(losses, models, 1e13, **kw))  # compiles the time-restart path too
     emit(f"SSM L = 9: {n} flows, first call to t1 1e13 (compile + run)", first, "s")
@@ -244,7 +237,7 @@ def work_ssm(args, emit):
     statuses = sorted(set(batch.statuses))
     if statuses != ["completed"]:
         emit(f"{label}: statuses", ", ".join(statuses))
-    loss, model0 = _ssm_flow(7, args.batch, 1e-3, 0.05 * np.exp(-15.0), 242)
+    loss, model0 = _ssm_flow(7, 242, args.batch)
     _, first = _timed(lambda: gflow.solve_flow(loss, model0, 1e11, **kw))
     emit(f"SSM L = 7, d = {args.batch}: first call to t1 1e11 (compile + run)", first, "s")
     traj, wall = _timed(lambda: gflow.solve_flow(loss, model0, 1e11, **kw))

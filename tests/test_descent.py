@@ -162,15 +162,13 @@ def test_an_escape_beyond_float64_time_resolution_restarts_in_local_time():
 
 
 def _slutzky_length_9(seed: int, special: bool = False):
-    """Slutzky et al.'s L = 9 flow (studies/ssm_poisoning.py): d = 20, escape at t ≈ 1e12, past float64's resolution."""
-    from gflow.models import Frozen
+    """Slutzky et al.'s L = 9 flow, as studies/ssm_poisoning.py sets it up: d = 20, escape at t ≈ 1e12, past
+    float64's resolution."""
+    import ssm_poisoning as sp
 
-    d, b = 20, np.array([1.0, np.sqrt(19.0)])
-    teacher = gflow.LinearRNN(np.array([1.0, 0.0]), b, b, structure="diagonal")
-    a = np.flip(np.sort(5e-3 * np.random.RandomState(seed).rand(d)))
-    a[1] = a[0] - 5.08e-12
-    loss = gflow.PopulationLoss.at_lags(teacher, {8: 0.5, 1: 0.5} if special else {8: 1.0})
-    return loss, gflow.LinearRNN(a, Frozen(np.ones(d)), Frozen(np.ones(d)), structure="diagonal")
+    setting = sp.SETTINGS[9]
+    loss = sp.loss_of(9, "special" if special else "baseline", sp.teacher_of(setting.d))
+    return loss, sp.student(sp.initial_a(setting, seed))
 
 
 def test_a_batch_restarts_its_flows_together_and_each_flow_alone_decides_its_bits():
