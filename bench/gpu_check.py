@@ -212,8 +212,7 @@ def work_gru(args, emit):
 def _ssm_flow(L: int, seed: int, d: int | None = None):
     """(loss, model0) of Slutzky et al.'s baseline design at length L, as studies/ssm_poisoning.py sets it up (their
     A0 recipe), at the study's width or at ``d``."""
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "studies"))
-    import ssm_poisoning as sp
+    import ssm_poisoning as sp  # studies/ is on the workers' PYTHONPATH (main)
 
     setting = sp.SETTINGS[L] if d is None else sp.SETTINGS[L]._replace(d=d)
     return sp.loss_of(L, "baseline", sp.teacher_of(setting.d)), sp.student(sp.initial_a(setting, seed))
@@ -375,7 +374,8 @@ def main(argv=None):
     env = dict(os.environ, PYTHONUNBUFFERED="1", GFLOW_COMPILATION_CACHE="1")
     env.pop("GFLOW_KRYLOV", None)
     root = os.path.dirname(HERE)  # gflow importable without installing it (PYTHONPATH=. from the repository root)
-    env["PYTHONPATH"] = os.pathsep.join([root] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
+    env["PYTHONPATH"] = os.pathsep.join([root, os.path.join(root, "studies")]  # studies/: part 6's problem
+                                        + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
     short = ["--t1-short", str(cfg["t1_short"])]
     # (table part, budget key, name, worker arguments, environment): the parts with fixed budgets first, R6's two
     # batches last, sharing what is left (their compiles are the least predictable)
