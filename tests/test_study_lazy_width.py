@@ -150,16 +150,20 @@ def synthetic_rows(gap_growth, worst_ratio, seeds=5):
     return {m: [row(m, s) for s in range(seeds)] for m in (8, 16)}
 
 
-@pytest.mark.parametrize("growth, ratio, expect", [(0.0, 0.3, "pass"), (0.2, 0.8, "FAIL")])
-def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expect):
+@pytest.mark.parametrize("growth, ratio, expect, old_bar", [(0.0, 0.3, "pass", "pass"), (0.2, 1.2, "FAIL", "FAIL"),
+                                                             (0.0, 0.8, "pass", "FAIL")])
+def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expect, old_bar):
+    """004-P12 decides on 'lowers every position' (< 1); the pre-issue-28 bar 0.5 is shown beside, deciding nothing
+    (a position that learns slowly, ratio 0.8, passes the one and fails the other)."""
     checks, results = [], {"004": {}}
     rows = synthetic_rows(growth, ratio)
     lazy_width.generalization_check("004", rows, args, checks, results)
     lazy_width.position_check(rows, args, checks, results)
-    assert [c["predictions"] for c in checks] == [["004-P6"], ["004-P12"]]
-    assert [c["status"] for c in checks] == [expect, expect] and all(c["kind"] == "prediction" for c in checks)
+    assert [c["predictions"] for c in checks] == [["004-P6"], ["004-P12"], []]
+    assert [c["status"] for c in checks] == [expect, expect, old_bar]
+    assert all(c["kind"] == "prediction" for c in checks)
     assert checks[0]["value"] == pytest.approx(growth, abs=1e-12)
-    assert checks[1]["value"] == pytest.approx(max(ratio, 0.2), rel=1e-12)
+    assert checks[1]["value"] == pytest.approx(max(ratio, 0.2), rel=1e-12) == checks[2]["value"]
     assert results["004"]["positions"]["positions"] == [3, 4, 5]
     checks2 = []
     lazy_width.generalization_check("002", rows, args, checks2, {"002": {}})
@@ -186,10 +190,10 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
     assert len(set(claims)) == len(claims)  # no check twice
     # 004: 4 exponents, λ, P6, P12, P14 (predictions); precondition, 2 init, solver (sanity). 003: 3 exponents; 2 sanity
     kinds = {s: [c["kind"] for c in checks if c["claim"].startswith(f"[{s}")] for s in ("004", "003")}
-    assert kinds["004"].count("prediction") == 8 and kinds["004"].count("sanity") == 4
+    assert kinds["004"].count("prediction") == 9 and kinds["004"].count("sanity") == 4  # 004-P12 twice: old bar beside
     assert kinds["003"].count("prediction") == 3 and kinds["003"].count("sanity") == 2
     tags = {p for c in checks if c["kind"] == "prediction" for p in c["predictions"]}
-    assert tags == {"004-P1", "004-P2", "004-P3", "004-P5", "004-P6", "004-P12", "004-P14", "003-P9", "003-P5"}
+    assert tags == {"004-P1", "004-P2", "004-P3", "004-P5", "004-P6", "004-P12", "004-P14", "003-P9", "003-P5", "002-P8"}
     guards = {p for c in checks if c["kind"] == "sanity" for p in c["predictions"]}
     assert "002-P9" in guards and "002-P9" not in tags
     assert all(c["kind"] == "sanity" for c in checks if "GD follows the flow" in c["claim"] or "precondition" in
