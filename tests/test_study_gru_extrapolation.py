@@ -86,8 +86,8 @@ def test_argument_errors():
         ge.parse_args(["--teacher-memory", "-1"])
     full = ge.parse_args([])  # paper scale: width 100, 10 seeds, the paper's pair 30 / 60
     assert full.width == 100 and full.seeds == 10 and full.kg == [2, 5, 10, 15, 20, 30, 40, 50, 60]
-    assert full.horizon == 120 and full.pair == [30, 60] and full.teacher_memory == full.teacher_dim == 10
-    assert full.trend_memories == [0, 5] and full.fig2_dT in full.dT
+    assert full.horizon == 120 and full.pair == [30, 60] and full.teacher_memory == 0  # pre-registered (issue 28)
+    assert full.trend_memories == [10] and full.fig2_dT in full.dT
     quick = ge.parse_args(["--quick"])
     assert set(quick.pair) <= set(quick.kg) and quick.trend_memories and quick.seeds >= 2
     assert ge.parse_args(["--trend-memories", "10", "--teacher-memory", "10"]).trend_memories == []
@@ -114,16 +114,19 @@ def test_seed_critical_lengths_and_part_a_checks_on_synthetic_errors():
     checks = ge.checks_a(args, sweeps)
     kinds = [(c["kind"], c["claim"].split(":")[1].strip()[:12]) for c in checks]
     assert kinds[0][0] == "sanity" and checks[0]["status"] == "pass" and checks[0]["value"] == 0.02
-    assert [k for k, _ in kinds[1:]] == ["prediction"] * 5
-    low_side, k30, k60, critical, trend = checks[1:]
+    assert [k for k, _ in kinds[1:]] == ["prediction"] * 9
+    low_side, k30, k60, critical = checks[1:5]
+    beside, trend = checks[5:9], checks[9]  # memory 0 and the trend: reported, deciding nothing (issue 28)
     assert low_side["value"] == pytest.approx(0.9) and low_side["status"] == "pass" and low_side["statistic"] == "mean"
     assert k30["value"] == pytest.approx(np.mean([0.5, 0.3, 0.6])) and k30["status"] == "pass"
     assert k60["value"] == pytest.approx(np.mean([0.02, 0.5, 0.03]))  # one bad seed: not a pass
     assert k60["status"] != "pass" and "interval" in k60
     assert critical["value"] == 40 and critical["threshold"] == [30, 50] and critical["direction"] == "in"
     np.testing.assert_array_equal(trend["values"], [30, 51, 30])  # per seed: critical(m = 10) − critical(m = 0)
-    assert trend["status"] == "pass" and all(c["predictions"] == ["000-P15"] for c in checks)
-    # the largest-k_g error is checked once (the old "transition" check repeated it)
+    assert trend["status"] == "pass" and all(c["predictions"] == ["000-P15"] for c in checks[:5])
+    assert all(c["predictions"] == [] for c in beside + [trend]) and all("m = 0" in c["claim"] for c in beside)
+    assert all("post hoc" in c["claim"] for c in beside) and not any("post hoc" in c["claim"] for c in checks[:5])
+    # the largest-k_g error is checked once per memory (the old "transition" check repeated it)
     assert sum(c["value"] == k60["value"] for c in checks) == 1
 
 
@@ -182,9 +185,9 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     assert rc == gflow.study.exit_code(summary["checks"])
     assert summary["study"] == "gru_extrapolation"
     claims = [c["claim"] for c in summary["checks"]]
-    # A: fit (sanity), k_g = 2 fails, k_g = 3 extrapolates, critical k_g, trend over memories {0, 1}: the smallest
-    # k_g is the "fails" one, so no separate low-side check
-    assert sum(c.startswith("A:") for c in claims) == 5 and not any("low side" in c for c in claims)
+    # A: fit (sanity), k_g = 2 fails, k_g = 3 extrapolates, critical k_g for each of the memories {1, 0} (0 beside),
+    # trend over memories {0, 1}: the smallest k_g is the "fails" one, so no separate low-side check
+    assert sum(c.startswith("A:") for c in claims) == 8 and not any("low side" in c for c in claims)
     assert any("grows with the teacher's memory" in c for c in claims)
     # B Fig. 1: fit (sanity) + 2 per architecture; Fig. 5: fit (sanity) + growth (the small-d_T check would repeat
     # the Fig. 2 check: its only small d_T is the Fig. 2 teacher)
