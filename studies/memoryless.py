@@ -723,7 +723,7 @@ def figure_slackness(args, sym_runs, sym_rows):
         ax.bar(idx + 0.2, np.maximum(np.abs(np.asarray(modes.readout_projection)), 1e-18), width=0.4,
                label="|c̃_i| = |(C U)_i|")
         label_axes(ax, yscale="log", xlabel="eigen-mode i (ascending λ)",
-                   title=f"Fig. 3 analog: k={args.k}, σ={sig:g}, "
+                   title=f"seed 001 Fig. 3 analog: k={args.k}, σ={sig:g}, "
                          f"L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
     ax = axes[1, 0]
     for name, t in sym_runs.items():
@@ -767,7 +767,7 @@ def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
             plot_diagnostic(t, "norms", ax, log_y=True, entry=entry, label=label, color=f"C{entry}")
         ax.loglog(t.ts[1:], np.maximum(an.drift_series(t.diagnostics["Q"])[1:], 1e-18), "C3:", label="‖Q(t) − Q(0)‖")
         label_axes(ax, xlabel="t", ylabel="",
-                   title=f"Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
+                   title=f"seed 001 Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
     save_figure(fig, args.out, "lemma63_residual_fig4.png")
 
 

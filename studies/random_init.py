@@ -833,7 +833,7 @@ def make_figure(args, results):
     axes[1, 3].plot(ms, r4["norm_max"][:, -1], "^-", label=f"max ‖h_l‖, L = {args.lengths[-1]}")
     for b in NORM_BAND:
         axes[1, 3].axhline(b, color="r", lw=0.8, ls=":")
-    titles = [["002-P1: ‖X − W̄ᵀh^(L)‖_∞ (Thm 4.5)", "002-P2: least-squares, past tokens (relative)",
+    titles = [["002-P1: ‖X − W̄ᵀh^(L)‖_∞ (Thm 4.5; seed 002 Fig. 4)", "002-P2: least-squares, past tokens (relative)",
                "002-P1: naive 2[W W̄, A] vs Thm 4.5", "003-P7: ‖K^(m) − κ‖_F / ‖κ‖_F"],
               ["004-P8: max_l‖h_l‖ / min_l‖h_l‖ (ε_x = 1/L; dotted: m → ∞)", "004-P11: min ‖(I − ĥĥᵀ)h'‖ (null seq.)",
                f"004-P9: mean |cos| of uᵀBack rows (L = {args.lengths[-1]})",
