@@ -146,7 +146,7 @@ PREDICTIONS = [Prediction(*p) for p in [
     ("004-P11", "hidden states at different times are not collinear", "seed 004 Lemma B.1", "random_init"),
     ("004-P12", "no interference across positions: one shared W lowers the loss at every output position (the bar "
      "'every position's loss at least halves' measured slow learning and was replaced with 'lowers' by issue 28, with "
-     "the new setup ε_x = 1/L, τ = 4, before its run; the old bar is shown, deciding nothing)",
+     "the new setup ε_x = 1/L and longer runs, before its run; the old bar is shown, deciding nothing)",
      "seed 004 §5", "lazy_width"),
     ("004-P13", "concept-class boundary: sums of per-token functions are learnable", "seed 004 eq. (3.1)", "—"),
     ("004-P14", "only W trained (with λ centering) is enough: W alone removes most of the loss that W and A remove",
