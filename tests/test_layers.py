@@ -20,7 +20,7 @@ ALLOWED = {
     "discrete": {"models", "objectives", "results", "flow"},
     "sweep": {"models", "objectives", "results", "flow", "discrete"},
     "analysis": {"models", "objectives", "results"},
-    "study": {"results", "analysis"},
+    "study": {"results", "analysis", "flow"},  # flow: DEFAULT_RTOL and RTOL_RANGE for --rtol
     "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates
 }
 

@@ -3,7 +3,7 @@ differ under ``--quick`` declared once (:class:`QuickFull`), checks (prediction 
 bootstrap interval), summary.json, the committed result file for VALIDATION.md, figures, and the registry of the
 source papers' predictions (docs/design.md, "Studies"; issue 15)."""
 
-from ._check import check as check, exit_code as exit_code, over_seeds as over_seeds
+from ._check import check as check, compare as compare, exit_code as exit_code, over_seeds as over_seeds
 from ._harness import (
     print_checks as print_checks,
     run_study as run_study,
@@ -28,3 +28,9 @@ from ._predictions import (
 from ._quick_full import QuickFull as QuickFull
 from ._record import load_results as load_results, record_result as record_result, study_code_hash as study_code_hash
 from ._statistics import bootstrap_interval as bootstrap_interval, decide as decide, seeds_needed as seeds_needed
+from ._tolerance import (
+    rtol_option as rtol_option,
+    tight_rtol as tight_rtol,
+    TIGHTER as TIGHTER,
+    tolerance_agreement as tolerance_agreement,
+)

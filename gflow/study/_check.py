@@ -22,14 +22,46 @@ KINDS = ("prediction", "sanity")
 STATUSES = ("pass", "FAIL", "inconclusive")
 
 
-def check(claim: str, source: str, value, threshold, passed: bool, *, kind: str, predictions=None,
-          **extra) -> dict:
-    """A check decided by one number (or a yes/no): ``passed`` is the decision the study made with ``threshold``."""
+COMPARISONS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater}
+
+
+def compare(value, threshold, direction: str) -> bool:
+    """``value direction threshold`` (``direction`` one of ``<=``, ``<``, ``>=``, ``>``); False for NaN."""
+    if direction not in COMPARISONS:
+        raise ValueError(f"check direction must be one of {tuple(COMPARISONS)}, got {direction!r}")
+    return bool(np.all(COMPARISONS[direction](np.asarray(value, dtype=float), threshold)))
+
+
+def check(claim: str, source: str, value, threshold, passed: bool | None = None, *, kind: str,
+          direction: str | None = None, predictions=None, **extra) -> dict:
+    """A check decided by one number (or a yes/no).
+
+    Args:
+        claim: what is checked, in words.
+        source: the paper, theorem or figure it comes from.
+        value: the measured number (or array: every entry must satisfy the comparison).
+        threshold: the bar, registered before the run; recorded as tested.
+        passed: the decision, for a yes/no check; leave it out when ``direction`` is given.
+        kind: ``"prediction"`` or ``"sanity"``.
+        direction: ``"<="``, ``"<"``, ``">="`` or ``">"``: the check passes when ``value direction threshold``;
+            recorded in the entry, so the threshold and comparison that decided are the ones written down.
+        predictions: the registry ids the check decides (or vouches for, when a sanity check).
+
+    Returns:
+        The check's entry for summary.json.
+    """
     if kind not in KINDS:
         raise ValueError(f"check kind must be one of {KINDS}, got {kind!r} ({claim!r})")
+    if (passed is None) == (direction is None):
+        raise ValueError(f"give a check either `direction` (decided from value and threshold) or `passed` (a yes/no "
+                         f"decision), not {'both' if direction else 'neither'} ({claim!r})")
+    if direction is not None:
+        passed = compare(value, threshold, direction)
     entry = {"claim": claim, "source": source, "kind": kind, "value": jsonable(value),
              "threshold": jsonable(threshold), "status": "pass" if passed else "FAIL", "passed": bool(passed),
              "predictions": list(predictions or [])}
+    if direction is not None:
+        entry["direction"] = direction
     entry.update({k: jsonable(v) for k, v in extra.items()})
     return entry
 

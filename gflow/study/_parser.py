@@ -9,6 +9,7 @@ import argparse
 from .._checks import GflowInputError
 from ._quick_full import QuickFull, resolve_quick_full
 from ._record import default_results_dir, note_code_at_start
+from ._tolerance import check_rtol_flags
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -28,15 +29,17 @@ class StudyParser(argparse.ArgumentParser):
     def __init__(self, *a, validate=None, **kw):
         super().__init__(*a, **kw)
         self.validate = validate
+        self.rtol_flags = []  # (flag, repeat) of each rtol_option: checked after parsing, with its rtol/100 repeat
 
     def parse_known_args(self, args=None, namespace=None):
         parsed, rest = super().parse_known_args(args, namespace)
         resolve_quick_full(parsed)
-        if self.validate is not None:
-            try:
+        try:
+            check_rtol_flags(parsed, self.rtol_flags)
+            if self.validate is not None:
                 self.validate(parsed)
-            except GflowInputError as e:
-                self.error(str(e))
+        except GflowInputError as e:
+            self.error(str(e))
         return parsed, rest
 
     def require_positive(self, args, *names: str) -> None:
