@@ -157,7 +157,7 @@ SYMMETRIC_DIAGNOSTICS = {"readout_residual": an.readout_slackness_residual, "res
 
 def batch(jobs, t1, rtol, diagnostics, *, stop_loss=None):
     """[(name, loss, model0)] → {name: Trajectory}: one batched solve (losses padded to the largest k)."""
-    k_max = max(loss.k for _, loss, _ in jobs)
+    k_max = max(loss.n_lags for _, loss, _ in jobs)
     trajs = gflow.solve_flows([loss.padded_to(k_max) for _, loss, _ in jobs], [m for _, _, m in jobs], t1,
                               rtol=rtol, save_at=160, diagnostics=diagnostics, stop_loss=stop_loss,
                               config={"study": "memoryless"})
@@ -193,7 +193,7 @@ def part_a(args, teacher, checks, results):
     rows = {}
     for (name, loss, _), (_, traj) in zip(jobs, trajs.items()):
         m = traj.final
-        k = loss.k
+        k = loss.training_length
         tails, bound = cayley_hamilton_bound(m, k, H) if k > d else (np.abs(np.asarray(m.impulse_response(H)))[k:],
                                                                      None)
         rows[name] = {"k": k, "final_loss": float(traj.loss[-1]), "tail": float(np.max(tails)),

@@ -20,6 +20,8 @@ ALLOWED = {
     "discrete": {"models", "objectives", "results", "flow"},
     "sweep": {"models", "objectives", "results", "flow", "discrete"},
     "analysis": {"models", "objectives", "results"},
+    # the papers' problems (teachers, losses, initializations, students, sweep helpers) that studies, bench and tests share
+    "problems": {"models", "objectives", "results", "flow", "discrete", "sweep", "analysis"},
     "study": {"results", "analysis", "flow"},  # flow: DEFAULT_RTOL and RTOL_RANGE for --rtol
     "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates
 }

@@ -142,7 +142,7 @@ def test_gamma_gives_the_diagonal_gradient(trained):
     for loss in _losses(_slutzky_teacher(4)):
         grad = jax.grad(lambda x, f=loss: f(eqx.tree_at(lambda m: m.A, model, x)))(model.A)
         gamma = np.asarray(an.lag_gradient_coefficients(loss, model))
-        assert gamma.shape == (loss.k - 1,)
+        assert gamma.shape == (loss.n_lags - 1,)
         poly = sum(g * a**lag for lag, g in enumerate(gamma))
         np.testing.assert_allclose(-np.asarray(grad), b * c * poly, rtol=1e-11, atol=1e-13)
         assert np.max(np.abs(gamma)) > 1e-3  # the identity is not 0 = 0

@@ -217,7 +217,7 @@ def test_description_records_the_lag_weights():
 def test_weights_cover_k_max_lags_and_a_zero_member_has_length_0():
     teacher = _teacher()
     padded = gflow.PopulationLoss(teacher, 3, weighting=[1.0, 0.0, 2.0, 0.0, 0.0], k_max=5)
-    assert padded.training_length == 3 and padded.k == 5
+    assert padded.training_length == 3 and padded.n_lags == 5
     with pytest.raises(gflow.GflowInputError, match="holds 5 lags"):
         gflow.PopulationLoss(teacher, 3, weighting=[1.0, 0.0, 2.0], k_max=5)
     traced = eqx.filter_vmap(lambda s: gflow.PopulationLoss(teacher, 3, weighting=s * jnp.ones(3)))(jnp.array([1.0, 0.0]))

@@ -46,6 +46,6 @@ def lag_gradient_coefficients(loss, model) -> jax.Array:
         which = "model" if not model.siso else "teacher"
         raise GflowInputError(f"lag_gradient_coefficients is defined for SISO models (scalar h_j); the {which} is "
                               f"MIMO")
-    r = model.impulse_response(loss.k) - loss.target
-    lags = jnp.arange(1, loss.k, dtype=r.dtype)
+    r = model.impulse_response(loss.n_lags) - loss.target
+    lags = jnp.arange(1, loss.n_lags, dtype=r.dtype)
     return -2.0 * lags * loss.weights[1:] * r[1:]

@@ -59,7 +59,7 @@ class PopulationLoss(AbstractSumOfSquares):
 
     target: jax.Array
     weights: jax.Array
-    k: int = eqx.field(static=True)
+    n_lags: int = eqx.field(static=True)  # lags held: the training length k, or k_max when padded
     weighting: str = eqx.field(static=True)
     convention: str = eqx.field(static=True)
 
@@ -75,22 +75,22 @@ class PopulationLoss(AbstractSumOfSquares):
             if not traced and positive_int("k", k) > k_max:
                 raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({k})")
         custom = not isinstance(weighting, str)
-        self.k = k_max if k_max is not None else positive_int("k", k)
+        self.n_lags = k_max if k_max is not None else positive_int("k", k)
         # per-lag weights cover every lag the loss holds: k of them, or k_max (those beyond k are masked) with k_max
-        lag_weights = _lag_weights(weighting, self.k) if custom else None
+        lag_weights = _lag_weights(weighting, self.n_lags) if custom else None
         self.weighting = "custom" if custom else one_of("weighting", weighting, WEIGHTINGS)
         self.convention = one_of("convention", convention, CONVENTIONS)
         if not callable(getattr(teacher, "impulse_response", None)):
             raise GflowInputError(f"`teacher` must have an impulse_response(n) method, got {type(teacher).__name__}")
-        target = jnp.asarray(teacher.impulse_response(self.k), dtype=jnp.float64)
-        j = jnp.arange(self.k, dtype=jnp.float64)
+        target = jnp.asarray(teacher.impulse_response(self.n_lags), dtype=jnp.float64)
+        j = jnp.arange(self.n_lags, dtype=jnp.float64)
         k = jnp.asarray(k, dtype=jnp.float64)
         inside = j < k
         self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
         if custom:
             w = lag_weights
         else:
-            w = jnp.ones(self.k) if weighting == "uniform" else k - j
+            w = jnp.ones(self.n_lags) if weighting == "uniform" else k - j
         self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
 
     @classmethod
@@ -127,11 +127,12 @@ class PopulationLoss(AbstractSumOfSquares):
         """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
         training lengths have one shape and can be batched (:func:`gflow.solve_flows`)."""
         k_max = positive_int("k_max", k_max)
-        if k_max < self.k:
-            raise GflowInputError(f"`k_max` ({k_max}) must be at least the training length k ({self.k})")
-        pad = k_max - self.k
+        if k_max < self.n_lags:
+            raise GflowInputError(f"`k_max` ({k_max}) must be at least the {self.n_lags} lags the loss already holds "
+                                  f"(training length k = {self.training_length})")
+        pad = k_max - self.n_lags
         out = object.__new__(PopulationLoss)
-        object.__setattr__(out, "k", k_max)
+        object.__setattr__(out, "n_lags", k_max)
         object.__setattr__(out, "weighting", self.weighting)
         object.__setattr__(out, "convention", self.convention)
         zeros = jnp.zeros((pad,) + self.target.shape[1:], self.target.dtype)
@@ -151,7 +152,7 @@ class PopulationLoss(AbstractSumOfSquares):
     def residuals(self, model) -> jax.Array:
         """r with L = ‖r‖²: r_j = √(scale·weight_j) (h_j − w_j), flattened."""
         self._check_model(model)
-        diff = model.impulse_response(self.k) - self.target
+        diff = model.impulse_response(self.n_lags) - self.target
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (diff.ndim - 1))
         return (w * diff).reshape(-1)
 
@@ -170,7 +171,7 @@ class PopulationLoss(AbstractSumOfSquares):
         a) it is ∂h_j/∂a_p = j a_p^{j−1} C_p B_p, O(k d): a diagonal SSM of any width.
         """
         self._check_model(model)
-        k, d = self.k, model.d
+        k, d = self.n_lags, model.d
         a, B, C = model.layers()
         B = B.reshape(d, -1)  # (d, n_in)
         Ct = C.reshape(-1, d).T  # (d, n_out)
@@ -216,8 +217,8 @@ class PopulationLoss(AbstractSumOfSquares):
             return None
         A = model.transition()
         _, B, C = model.layers()
-        V = krylov_sequence(A, B, self.k)
-        U = krylov_sequence(A.T, C, self.k)
+        V = krylov_sequence(A, B, self.n_lags)
+        U = krylov_sequence(A.T, C, self.n_lags)
         return ImpulseResponseJacobian(U, V, jnp.sqrt(self.weights), model, model.structure == "symmetric",
                                        model.trained)
 

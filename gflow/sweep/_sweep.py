@@ -79,7 +79,7 @@ def _signature(tree) -> tuple:
 
 
 def _paddable(loss) -> bool:
-    return callable(getattr(loss, "padded_to", None)) and isinstance(getattr(loss, "k", None), int)
+    return callable(getattr(loss, "padded_to", None)) and isinstance(getattr(loss, "n_lags", None), int)
 
 
 def _shape_groups(built: list[tuple]) -> list[tuple[list[int], list, int | None]]:
@@ -91,7 +91,7 @@ def _shape_groups(built: list[tuple]) -> list[tuple[list[int], list, int | None]
     groups: dict[tuple, tuple[list[int], list, int | None]] = {}
     for (model_sig, _, paddable), idx in first.items():
         losses = [built[i][0] for i in idx]
-        k_max = max(loss.k for loss in losses) if paddable else None
+        k_max = max(loss.n_lags for loss in losses) if paddable else None
         if paddable:
             losses = [loss.padded_to(k_max) for loss in losses]
         for i, loss in zip(idx, losses):
