@@ -1,6 +1,6 @@
-"""Issue 24: what the descent guard and the loss-resolving error control cost, and what they buy, in one process.
+"""What the descent guard and the loss-resolving error control cost, and what they buy, in one process.
 
-- **cost**: on each problem at its rtol, gflow's engine as it was before issue 24 (rebuilt here from the same pieces:
+- **cost**: on each problem at its rtol, gflow's engine as it was before the descent guard (rebuilt here from the same pieces:
   ``diffrax.diffeqsolve`` with gflow's term and solver, a PIDController with dtmin 1e-14·max(1, t1), saves
   interpolated between steps) against today's ``solve_flow`` with ``error_control="parameters"`` (guard and steps
   onto the save times, θ-only control) and with the default ``"loss"`` (guard + residual-space control); warm wall
@@ -26,15 +26,15 @@ from gflow import flatten
 from gflow.flow import AbstractGradientFlowSolver, GradientFlowTerm
 
 LEVELS = (1e-8, 1e-12, 1e-16, 1e-20)
-CONTROLS = ("before issue 24", "parameters", "loss")
+CONTROLS = ("before the descent guard", "parameters", "loss")
 RESOLVE_LEVEL, RESOLVE_TOLERANCE = 1e-14, 0.01
 RESOLVE_RTOLS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12)
 
 
 @eqx.filter_jit
 def _engine_before(loss, model0, solver, t1, ts, rtol, atol, max_steps):
-    """The integration of gflow before issue 24: θ-only PID control, a step floor 1e-14·max(1, t1), values at the save
-    times interpolated inside steps."""
+    """The integration of gflow before the descent guard: θ-only PID control, a step floor 1e-14·max(1, t1), values at
+    the save times interpolated inside steps."""
     theta0, static, unravel = flatten(model0)
     term = GradientFlowTerm(loss, static, unravel)
     if isinstance(solver, AbstractGradientFlowSolver):
@@ -50,7 +50,7 @@ def _engine_before(loss, model0, solver, t1, ts, rtol, atol, max_steps):
 def _run(control, loss, model0, t1, ts, rtol, atol, solver):
     """(saved losses, steps, wall time, saved rises beyond δ) of one run under ``control``."""
     start = time.perf_counter()
-    if control == "before issue 24":
+    if control.startswith("before"):  # "before the descent guard" (an older name of it, too)
         name = gflow.flow.default_solver(rtol) if solver == "auto" else solver
         solver_obj = gflow.flow.SOLVER_REGISTRY[name]()
         losses, params, steps = jax.block_until_ready(
@@ -102,7 +102,7 @@ def cost(problem, solver: str, log) -> dict:
         rows[control] = {"wall_s": wall, "steps": steps, "rises_beyond_rounding": up, "final_loss": float(losses[-1])}
         log(f"    {problem.name} {control:16s} {steps:7d} steps {wall:8.3f} s  saved-L rises beyond δ {up}"
             f"  final L {losses[-1]:.3g}")
-    base = rows["before issue 24"]["wall_s"]
+    base = rows["before the descent guard"]["wall_s"]
     return {"problem": problem.name, "description": problem.description, "rtol": problem.rtol, "solver": solver,
             "rows": rows, "slowdown": {c: rows[c]["wall_s"] / base for c in CONTROLS[1:]}}
 

@@ -1,4 +1,4 @@
-"""Issue 26 part 4, for part 1: batched discrete runs (gflow.discrete.run_gd_batch, run_adam_batch) against one-by-one
+"""Batched discrete runs (gflow.discrete.run_gd_batch, run_adam_batch) against one-by-one
 runs, in one process (``python bench/run.py --discrete-batch``), warm wall time and steps/s of each way and their
 ratio:
 

@@ -1,4 +1,4 @@
-"""Issue 14: the order-3 W-method ROS34PW2 (``solver="rosenbrock"``) against the order-5 Rodas5P
+"""The order-3 W-method ROS34PW2 (``solver="rosenbrock"``) against the order-5 Rodas5P
 (``solver="rodas5p"``) at a loose and a tight rtol, each judged against a reference computed by the *other* method
 (so no method is judged against itself), in one process: steps, gradient evaluations, Hessian-vector products,
 preconditioned linear solves, warm wall time (compile reported apart), error of θ and of h at t1.
@@ -131,7 +131,7 @@ def _e(x):
 
 
 def targets(results) -> list[dict]:
-    """Issue 14's targets that an --orders run can check (the LSODA ratio needs the baseline run)."""
+    """The targets of the solver choice that an --orders run can check (the LSODA ratio needs the baseline run)."""
     checks = []
     for r in results:
         if r.get("problem") == "R1" and "rows" in r:

@@ -1,4 +1,4 @@
-"""The reference problems R1–R4 of docs/design.md ("Reference problems") / issue 3, built through gflow's public API only."""
+"""The reference problems R1–R4 of docs/design.md ("Reference problems"), built through gflow's public API only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 26 part 4, for part 3: refilling slots (``gflow.solve_flows(..., slots=S)``) against lock-step batches of the
+"""Refilling slots (``gflow.solve_flows(..., slots=S)``) against lock-step batches of the
 same size and against one-by-one ``gflow.solve_flow``, on a sweep whose step counts differ more than 10×, warm, in
 one process (``python bench/run.py --refill``).
 
@@ -13,7 +13,7 @@ Three ways, each warmed up (compiled) first by a call with t1 × 1e-13, compile 
 - lock-step: ``solve_flows`` on consecutive chunks of ``slots`` flows in grid order (today's path; each chunk runs
   until its slowest flow is done);
 - refill: one ``solve_flows(..., slots=slots)`` over all flows (the engine loads them smallest start first,
-  gflow/flow/_refill.py ``loading_order``, whatever order they are given in: the slow, small-init flows do not come
+  as ``gflow.flow.solve_flows`` documents, whatever order they are given in: the slow, small-init flows do not come
   last and run on while the other slots idle);
 - one by one: ``solve_flow`` on the first ``n_single`` flows, extrapolated to all flows by their step counts (the
   steps of every flow are known from the batched runs; one flow's cost per step barely depends on the flow).
@@ -183,7 +183,7 @@ def _report(r: dict) -> str:
         f"{r['wall_refill_s']:.1f} s ({r['flows_per_s_refill']:.3g} flows/s), one by one "
         f"{r['wall_one_by_one_estimated_all_s']:.1f} s (estimated from {r['one_by_one_flows']} flows, "
         f"{r['flows_per_s_one_by_one']:.3g} flows/s on them)",
-        f"  lock-step / refill = {r['ratio_lock_step_over_refill']:.2f}× (issue 26 target ≥ 2× at {r['slots']}); "
+        f"  lock-step / refill = {r['ratio_lock_step_over_refill']:.2f}× (target ≥ 2× at {r['slots']}); "
         f"one by one / refill = {r['ratio_one_by_one_over_refill']:.2f}×; one by one / lock-step = "
         f"{r['ratio_one_by_one_over_lock_step']:.2f}×",
         f"  a lock-step of {r['slots']} flows {r['ms_per_lock_step']:.2f} ms; a round of the {r['slots']} slots (wall × "

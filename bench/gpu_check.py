@@ -1,4 +1,4 @@
-"""A prepared GPU check (issue 26 part 5): one table of the engine's numbers on one GPU, in ≤ 10 minutes.
+"""A prepared GPU check: one table of the engine's numbers on one GPU, in ≤ 10 minutes.
 
     cd <repo root> && PYTHONPATH=. python3 bench/gpu_check.py --json $OUT/gpu_check.json
     python bench/gpu_check.py --size smallest        # every part at its smallest size (a CPU smoke run, ~2 min)
@@ -18,7 +18,7 @@ Parts, each in a fresh subprocess under its own time budget (a part that would o
 5. GRU students (width 100, k_g 30, minibatches of 100; bench/_discrete_batch.py) trained by Adam in one
    ``gflow.discrete.run_adam_batch`` call: students/s, student-steps/s, and from them the estimated wall time of
    seed 000's prediction P15 at the paper's scale (270 students × 8 000 steps).
-6. Slutzky et al.'s diagonal SSM (studies/ssm_poisoning.py, issue 27): a sweep of their L = 9 baseline flows (d = 20,
+6. Slutzky et al.'s diagonal SSM (gflow.problems.ssm_poisoning): a sweep of their L = 9 baseline flows (d = 20,
    escape at t ≈ 1e12, t1 = 1e13), one seed each, lock-step in one ``solve_flows`` call: first call (compile and
    run), then warm flows/s; and one L = 7 flow at d = 4 000 (t1 = 1e11), first and warm: wall and ms/step.
 
@@ -210,9 +210,9 @@ def work_gru(args, emit):
 
 
 def _ssm_flow(L: int, seed: int, d: int | None = None):
-    """(loss, model0) of Slutzky et al.'s baseline design at length L, as studies/ssm_poisoning.py sets it up (their
+    """(loss, model0) of Slutzky et al.'s baseline design at length L, as gflow.problems.ssm_poisoning sets it up (their
     A0 recipe), at the study's width or at ``d``."""
-    import ssm_poisoning as sp  # studies/ is on the workers' PYTHONPATH (main)
+    from gflow.problems import ssm_poisoning as sp
 
     setting = sp.SETTINGS[L] if d is None else sp.SETTINGS[L]._replace(d=d)
     return sp.loss_of(L, "baseline", sp.teacher_of(setting.d)), sp.student(sp.initial_a(setting, seed))
@@ -374,8 +374,7 @@ def main(argv=None):
     env = dict(os.environ, PYTHONUNBUFFERED="1", GFLOW_COMPILATION_CACHE="1")
     env.pop("GFLOW_KRYLOV", None)
     root = os.path.dirname(HERE)  # gflow importable without installing it (PYTHONPATH=. from the repository root)
-    env["PYTHONPATH"] = os.pathsep.join([root, os.path.join(root, "studies")]  # studies/: part 6's problem
-                                        + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
+    env["PYTHONPATH"] = os.pathsep.join([root] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
     short = ["--t1-short", str(cfg["t1_short"])]
     # (table part, budget key, name, worker arguments, environment): the parts with fixed budgets first, R6's two
     # batches last, sharing what is left (their compiles are the least predictable)

@@ -1,4 +1,4 @@
-"""Why gflow's high-order method is Rodas5P and not Rodas4 (issue 14: "choose by measurement").
+"""Why gflow's high-order method is Rodas5P and not Rodas4 (chosen by measurement).
 
 Both are Rodas methods with the exact Jacobian, run by the same code (gflow.flow.RodasGradientFlow: stage systems
 solved by Richardson iteration with exact Hessian-vector products, preconditioned by the Gauss–Newton Woodbury

@@ -1,5 +1,5 @@
 """Benchmark gflow's default (stiff, Gauss–Newton Rosenbrock-W) solver against the alternatives a researcher
-would otherwise use, on the reference problems R1–R4 of docs/design.md ("Reference problems") / issue 3 and R5 of issue 6.
+would otherwise use, on the reference problems R1–R5 of docs/design.md ("Reference problems").
 
     python bench/run.py --quick                      # smoke run, < 3 min on a 2-core CPU
     python bench/run.py --json /tmp/bench.json       # full run (R1–R5), --budget s per baseline
@@ -24,21 +24,21 @@ lock-step, kernels per lock-step counted from the compiled HLO (bench/_kernels.p
 and agreement with one-by-one ``gflow.solve_flow`` runs of the first few flows. Problems run in the order
 R1 R2 R4 R3 R5 (the longest last); R6 only when asked for.
 
---orders (issue 14) replaces the baselines by ROS34PW2 against Rodas5P on the chosen problems at rtol 1e-8 and
+--orders replaces the baselines by ROS34PW2 against Rodas5P on the chosen problems at rtol 1e-8 and
 1e-12, each judged against the *other* method at rtol 1e-13 (bench/_orders.py): steps, gradient evaluations,
 Hessian-vector products, linear solves, warm wall time, errors; R4 runs the stacked flows with each method.
 
---descent (issue 24) replaces the baselines by the cost of the descent guard and the loss-resolving error control
+--descent replaces the baselines by the cost of the descent guard and the loss-resolving error control
 on --problems (R1 R2 R3 R5; the engine as it was before, the θ-only control and the default, warm, one process), the
 relative error of L at L = 1e-8 … 1e-20 on R1 and on seed 000's fig3a flow, and the wall time each control needs to
 resolve L ≈ 1e-14 to 1 % on the fig3a flow (bench/_descent.py).
 
---discrete-batch (issue 26) replaces the baselines by batched discrete runs against one-by-one runs, warm, in one
+--discrete-batch replaces the baselines by batched discrete runs against one-by-one runs, warm, in one
 process (bench/_discrete_batch.py): --gd-runs R1-size GD runs (default 64 × 5000 steps, best of 3) and
 --gru-students GRU students of width 100 with Adam (default 30 × 200 steps, k_g 30, minibatches of 100); wall,
 steps/s and their ratio.
 
---refill (issue 26) replaces the baselines by refilling slots (``solve_flows(..., slots=S)``) against lock-step batches
+--refill replaces the baselines by refilling slots (``solve_flows(..., slots=S)``) against lock-step batches
 of S flows and one-by-one runs on a sweep of R1-size flows whose step counts differ more than 10× (init scales
 1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process:
 wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, not required).
@@ -48,7 +48,7 @@ wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, no
 tolerance and at matched ones, with and without the analytic Jacobian, each capped at --ssm-cap s; accuracy of their ext
 error against an rtol 1e-12 Rodas5P reference; and the cold first call in fresh processes (bench/_ssm.py).
 
-R5 (issue 6): an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
+R5: an Elman RNN (m = 256, tanh) on a fixed sample of 1024 sequences of length 20 (SampleLoss), the
 nonlinear flow through the same stiff machinery: the Gauss–Newton matrix from per-sequence reverse passes, its
 Jacobian refreshed every 4 steps. Its "h" is the model's last-step output on 64 held-out sequences.
 """
@@ -473,17 +473,17 @@ def main(argv=None):
     ap.add_argument("--lambda-states", type=int, default=None,
                     help="saved reference states at which λ_max is estimated (default 40; quick: 16)")
     ap.add_argument("--orders", action="store_true",
-                    help="issue 14 instead of the baselines: ROS34PW2 against Rodas5P on --problems (R1 R2 R3 R5, "
+                    help="instead of the baselines: ROS34PW2 against Rodas5P on --problems (R1 R2 R3 R5, "
                          "R4 batched) at --orders-rtols, each judged against the other method at --orders-ref-rtol")
     ap.add_argument("--orders-rtols", type=float, nargs="+", default=[1e-8, 1e-12],
                     help="rtols of the --orders runs (default 1e-8 1e-12)")
     ap.add_argument("--orders-ref-rtol", type=float, default=1e-13,
                     help="rtol of the --orders references (default 1e-13)")
     ap.add_argument("--descent", action="store_true",
-                    help="issue 24 instead of the baselines: cost of the descent guard and of the loss-resolving "
+                    help="instead of the baselines: cost of the descent guard and of the loss-resolving "
                          "control on --problems, and the loss each control resolves on R1 and fig3a")
     ap.add_argument("--discrete-batch", action="store_true",
-                    help="issue 26 instead of the baselines: batched GD/Adam runs (gflow.discrete.run_gd_batch, "
+                    help="instead of the baselines: batched GD/Adam runs (gflow.discrete.run_gd_batch, "
                          "run_adam_batch) against one by one: --gd-runs R1-size GD runs and --gru-students GRU "
                          "students (width 100, k_g 30, batch 100) with Adam")
     ap.add_argument("--gd-runs", type=int, default=64, help="R1-size GD runs of --discrete-batch (default 64)")
@@ -492,7 +492,7 @@ def main(argv=None):
                     help="GRU students of --discrete-batch (default 30; 0 skips them)")
     ap.add_argument("--gru-steps", type=int, default=None, help="Adam steps per GRU student (default 200, --quick 20)")
     ap.add_argument("--refill", action="store_true",
-                    help="issue 26 instead of the baselines: refilling slots (solve_flows(slots=...)) against lock-step "
+                    help="instead of the baselines: refilling slots (solve_flows(slots=...)) against lock-step "
                          "batches of the same size and one by one, on a sweep of R1-size flows over k × seed × init "
                          "scale (1e-1 … 1e-8) whose step counts differ > 10×")
     ap.add_argument("--refill-seeds", type=int, default=None,
@@ -573,7 +573,7 @@ def main(argv=None):
 
 
 def run_descent(args):
-    """Issue 24's measurements (bench/_descent.py), one process; --quick: R3 at t1 = 1e4 and R5 at m = 64."""
+    """The descent guard's measurements (bench/_descent.py), one process; --quick: R3 at t1 = 1e4 and R5 at m = 64."""
     started = _now()
     names = [n for n in (args.problems or ["R1", "R2", "R3", "R5"]) if n not in ("R4", "R6")]
     log(f"gflow bench --descent: problems {' '.join(names)}, device {jax.devices()[0]}, {os.cpu_count()} CPU cores")
@@ -598,7 +598,7 @@ def run_descent(args):
 
 
 def run_discrete_batch(args):
-    """Issue 26's measurement of batched discrete runs (bench/_discrete_batch.py), one process."""
+    """The measurement of batched discrete runs (bench/_discrete_batch.py), one process."""
     started = _now()
     gd_steps = args.gd_steps or (500 if args.quick else 5000)
     gru_steps = args.gru_steps or (20 if args.quick else 200)
@@ -619,7 +619,7 @@ def run_discrete_batch(args):
 
 
 def run_refill(args):
-    """Issue 26's measurement of refilling slots (bench/_refill.py), one process."""
+    """The measurement of refilling slots (bench/_refill.py), one process."""
     started = _now()
     seeds = args.refill_seeds or (1 if args.quick else 8)
     slots = args.slots or (8 if args.quick else 32)
@@ -627,7 +627,7 @@ def run_refill(args):
     log(f"gflow bench --refill: device {jax.devices()[0]}, {os.cpu_count()} CPU cores, jax {jax.__version__}")
     log(f"\n=== refilling slots ({slots}) against lock-step batches of {slots} and one by one")
     results = [RF.compare(seeds, slots, single, log)]
-    checks = [{"target": f"refill ≥ 2× faster than lock-step batches of {slots} (issue 26, on the CPU at 32)",
+    checks = [{"target": f"refill ≥ 2× faster than lock-step batches of {slots} (the target, on the CPU at 32)",
                "value": f"{results[0]['ratio_lock_step_over_refill']:.2f}×",
                "passed": results[0]["ratio_lock_step_over_refill"] >= 2.0}]
     for c in checks:

@@ -1,5 +1,5 @@
 """A sweep of R1-size flows in this process and on a Dask LocalCluster, timed in one run, results compared byte for
-byte (issue 13).
+byte.
 
     python bench/sweep_executor.py                       # 64 flows, 2 workers, batches of 16
     python bench/sweep_executor.py --workers 4 --batch-size 8 --json /tmp/sweep_executor.json

@@ -6,6 +6,7 @@ The subpackages follow the data path of docs/design.md ("Layers"), each knowing 
 ``models``         recurrent networks as equinox modules; ``flatten``/``unflatten``; ``initializers``
 ``objectives``     teachers, input sequences, population / empirical / sample losses (sums of squares)
 ``results``        :class:`Trajectory`, :class:`FlowBatch` and their files
+``run``            what every run shares: its common options, their checks, progress lines, result assembly
 ``flow``           :func:`solve_flow`, :func:`solve_flows`: the gradient flow as a stiff ODE (diffrax)
 ``discrete``       GD, SGD, Adam and projected GD from the same start
 ``sweep``          resumable sweeps of many flows
@@ -25,6 +26,7 @@ from . import (
     models as models,
     objectives as objectives,
     results as results,
+    run as run,
     stacking as stacking,
     study as study,
     sweep as sweep,

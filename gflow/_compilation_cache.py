@@ -1,7 +1,7 @@
 """JAX's persistent compilation cache, on by default, so that a second process does not recompile.
 
 JAX refuses to cache programs with host callbacks: gflow traces its solves with equinox's runtime checks as NaN
-(gflow/flow/_solve.py) so that they have none, but a progress meter is a callback, so only solves with
+(the flow's compiled integration) so that they have none, but a progress meter is a callback, so only solves with
 ``progress=False`` are cached.
 
 A stiff batched solve compiles for seconds to a minute; with the cache a later process loads the compiled program

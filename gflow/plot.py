@@ -59,8 +59,24 @@ def _draw_over_time(ax, curves, label: str | None, log_y: bool, *, log_x: bool =
 
 
 def plot_loss(x, ax=None, *, label: str = "loss", color=None, log_x: bool = True):
-    """The loss L(t) on log-log axes (``log_x=False``: t linear, t0 = 0 kept): one line for a Trajectory (named
-    ``label``), one per flow for a FlowBatch; ``color`` for every line (default: the axes' next colour, a colour scale for flows)."""
+    """The loss L(t) on log-log axes: one line for a Trajectory, one per flow for a FlowBatch.
+
+    Args:
+        x: A :class:`~gflow.results.Trajectory` or a :class:`~gflow.results.FlowBatch`.
+        ax: The matplotlib Axes to draw on; a new figure when None.
+        label: The line's name for a Trajectory.
+        color: A colour for every line (default: the axes' next colour, a colour scale for flows).
+        log_x: Time on a log axis (t0 = 0 left out); False: linear, t0 = 0 kept.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        GflowInputError: ``x`` is neither a Trajectory nor a FlowBatch.
+
+    See also: [`plot_diagnostic`][gflow.plot.plot_diagnostic],
+    [`plot_impulse_response`][gflow.plot.plot_impulse_response].
+    """
     curves = _curves(x, lambda i: x.loss if i is None else x.loss[i])
     ax = _draw_over_time(_axes(ax), curves, label, log_y=True, log_x=log_x, color=color)
     convention = x.convention if isinstance(x, Trajectory) else x.config.get("convention")
@@ -70,10 +86,27 @@ def plot_loss(x, ax=None, *, label: str = "loss", color=None, log_x: bool = True
 
 def plot_diagnostic(x, name: str, ax=None, *, log_y: bool = False, log_x: bool = True, entry: int | None = None,
                     label: str | None = None, color=None):
-    """The recorded diagnostic ``name`` against t (log axis; ``log_x=False``: linear, t0 = 0 kept); a vector- or
-    matrix-valued one draws a line per entry, or only its flat entry ``entry``. ``log_y=True`` for a quantity that
-    spans decades (a balancedness ratio, a drift); ``label`` names a Trajectory's line (default ``name``), ``color``
-    colours every line."""
+    """The recorded diagnostic ``name`` against t.
+
+    A vector- or matrix-valued diagnostic draws a line per entry, or only its flat entry ``entry``.
+
+    Args:
+        x: A :class:`~gflow.results.Trajectory` or a :class:`~gflow.results.FlowBatch` that recorded
+            ``name`` (``diagnostics={name: f}`` in the solve).
+        name: The diagnostic's name.
+        ax: The matplotlib Axes to draw on; a new figure when None.
+        log_y: A log y axis, for a quantity that spans decades (a balancedness ratio, a drift).
+        log_x: Time on a log axis (t0 = 0 left out); False: linear, t0 = 0 kept.
+        entry: Draw only this flat entry of a vector- or matrix-valued diagnostic.
+        label: The line's name for a Trajectory (default ``name``).
+        color: A colour for every line.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        GflowInputError: The run did not record ``name``.
+    """
     if name not in x.diagnostics:
         raise GflowInputError(f"`name`: no diagnostic {name!r} was recorded; this run has "
                               f"{sorted(x.diagnostics) or 'none'} (pass diagnostics={{...}} to the solve)")
@@ -107,11 +140,26 @@ def _teacher_response(teacher, horizon: int) -> np.ndarray:
 
 def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = None, label: str | None = None,
                           color=None, shade: bool = True, style: str = ".-"):
-    """The final model's impulse response h_j = C A^j B for j < ``horizon`` (one line per flow of a FlowBatch)
-    against the teacher's w_j (black, dashed). ``teacher``: a model with ``impulse_response(n)`` or the values
-    w_0, w_1, …; ``horizon`` defaults to 3k for a trajectory that records its training length k (whose lags j < k,
-    the ones the loss sees, are shaded unless ``shade=False``), else 40. ``label``, ``color`` and ``style`` (a
-    matplotlib format string) set a Trajectory's line (default: "student", the axes' next colour, dots joined)."""
+    """The final model's impulse response h_j = C A^j B against the teacher's w_j (black, dashed).
+
+    Args:
+        x: A :class:`~gflow.results.Trajectory` or a :class:`~gflow.results.FlowBatch` (one line per
+            flow) of models with ``impulse_response(n)`` (a [`LinearRNN`][gflow.models.LinearRNN]).
+        teacher: A model with ``impulse_response(n)``, or the values w_0, w_1, …; None: no teacher line.
+        ax: The matplotlib Axes to draw on; a new figure when None.
+        horizon: The number of lags drawn; default 3k (at least 40) for a trajectory that records its training
+            length k, else 40.
+        label: The line's name for a Trajectory (default "student").
+        color: A colour for every student line.
+        shade: Shade the lags j < k the loss sees (when the trajectory records k).
+        style: A matplotlib format string for a Trajectory's line (default: dots joined).
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        GflowInputError: The models have no ``impulse_response``, or ``horizon`` is not a positive integer.
+    """
     k = x.config.get("k") if isinstance(x, Trajectory) else None
     horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * k) if k else 40)
     h = _impulse_responses(x.final, horizon, stacked=isinstance(x, FlowBatch))
@@ -133,13 +181,32 @@ def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = Non
 
 
 def figure_grid(rows: int = 1, cols: int = 1, *, panel=(6.0, 4.5), **kw):
-    """``(fig, axes)`` of ``plt.subplots(rows, cols, **kw)`` with every panel ``panel`` = (width, height) inches."""
+    """A grid of panels of one size.
+
+    Args:
+        rows: Number of rows of panels.
+        cols: Number of columns of panels.
+        panel: ``(width, height)`` of every panel, in inches.
+        **kw: Passed to ``plt.subplots`` (``sharex``, ``squeeze``, …).
+
+    Returns:
+        ``(fig, axes)`` as ``plt.subplots(rows, cols, **kw)`` returns them.
+    """
     return plt.subplots(rows, cols, figsize=(cols * panel[0], rows * panel[1]), **kw)
 
 
 def label_axes(ax, *, legend: float | None = 8, title_size: float | None = None, **props):
-    """``ax.set(**props)`` (xlabel, ylabel, title, yscale, ylim, …), the title at font size ``title_size`` when
-    given, and a legend at font size ``legend`` (None: no legend); returns ``ax``."""
+    """Labels, scales and a legend in one call: ``ax.set(**props)``, the title at its own size, a legend.
+
+    Args:
+        ax: The matplotlib Axes.
+        legend: The legend's font size; None or 0: no legend.
+        title_size: The title's font size (default: matplotlib's).
+        **props: Passed to ``ax.set`` (``xlabel``, ``ylabel``, ``title``, ``yscale``, ``ylim``, …).
+
+    Returns:
+        ``ax``.
+    """
     title = props.pop("title", None)
     ax.set(**props)
     if title is not None:

@@ -9,7 +9,7 @@ next size in 1, 2, 3, 4, 6, 8, 12, 16, 24, … (powers of two and 1.5 × powers 
 program is padding), rounded up to a multiple of the number of devices; the padding rows repeat flow 0 and
 are dropped from the result. Hence batches of 17 … 24 flows share one program (no recompile), and — since a
 flow's arithmetic in a vmapped program does not depend on the other rows — a flow gives the same bits
-whatever batch of the same program size it lands in (gflow/sweep/_sweep.py relies on this to resume bit for bit).
+whatever batch of the same program size it lands in (:func:`gflow.run_sweep` relies on this to resume bit for bit).
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ BATCH_AXIS = "flows"
 
 
 def bucket_size(n: int, n_devices: int = 1) -> int:
-    """The program size for ``n`` flows: the smallest 2^i or 3·2^(i−1) ≥ n, rounded up to a multiple of
-    ``n_devices``."""
+    """The program size for ``n`` flows.
+
+    Args:
+        n: The flows (at least 1).
+        n_devices: The devices the program is split over.
+
+    Returns:
+        The smallest 2^i or 3·2^(i−1) ≥ n, rounded up to a multiple of ``n_devices``.
+    """
     if n < 1:
         raise GflowInputError(f"a batch needs at least one flow, got {n}")
     power = 1 << (n - 1).bit_length()  # the smallest power of two >= n
@@ -36,12 +43,30 @@ def bucket_size(n: int, n_devices: int = 1) -> int:
 
 
 def is_stacked(tree) -> bool:
-    """Whether ``tree`` is a module (not a list or tuple of modules)."""
+    """Whether ``tree`` is a module (not a list or tuple of modules).
+
+    Args:
+        tree: A module or a sequence of modules.
+
+    Returns:
+        True for a module.
+    """
     return isinstance(tree, eqx.Module)
 
 
 def stack(trees, name: str = "modules"):
-    """Equal-structure modules stacked along a new leading batch axis (the input :func:`gflow.solve_flows` takes)."""
+    """Equal-structure modules stacked along a new leading batch axis (the input :func:`gflow.solve_flows` takes).
+
+    Args:
+        trees: The modules (same type, static fields and shapes).
+        name: Their name in the messages.
+
+    Returns:
+        One module whose arrays have a leading axis of length ``len(trees)``.
+
+    Raises:
+        GflowInputError: The modules differ in structure or shapes.
+    """
     trees = list(trees)
     if not trees:
         raise GflowInputError(f"`{name}` is empty")
@@ -68,12 +93,31 @@ def stack(trees, name: str = "modules"):
 
 
 def repeat(tree, n: int):
-    """``n`` copies of one module as a stacked batch (e.g. one loss shared by the flows of many starts)."""
+    """``n`` copies of one module as a stacked batch (e.g. one loss shared by the flows of many starts).
+
+    Args:
+        tree: The module.
+        n: The copies.
+
+    Returns:
+        The stacked batch (its arrays broadcast, not copied).
+    """
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)) if eqx.is_array(x) else x, tree)
 
 
 def batch_length(tree, name: str = "batch") -> int:
-    """B, the common leading axis of every array leaf of a stacked module."""
+    """B, the common leading axis of every array leaf of a stacked module.
+
+    Args:
+        tree: The stacked module.
+        name: Its name in the messages.
+
+    Returns:
+        B.
+
+    Raises:
+        GflowInputError: It has no arrays, or their leading sizes differ.
+    """
     leaves = jax.tree_util.tree_leaves(eqx.filter(tree, eqx.is_array))
     if not leaves:
         raise GflowInputError(f"stacked `{name}` has no arrays, so no batch axis")
@@ -85,12 +129,28 @@ def batch_length(tree, name: str = "batch") -> int:
 
 
 def take(tree, index):
-    """Row ``index`` (an int or an index array) of every array leaf of a stacked module."""
+    """Row ``index`` of every array leaf of a stacked module.
+
+    Args:
+        tree: The stacked module.
+        index: An int (one module) or an index array (a stacked module of those rows).
+
+    Returns:
+        The rows.
+    """
     return jax.tree_util.tree_map(lambda x: x[index] if eqx.is_array(x) else x, tree)
 
 
 def pad_to(tree, size: int):
-    """Append copies of row 0 until the batch has ``size`` rows."""
+    """Append copies of row 0 until the batch has ``size`` rows.
+
+    Args:
+        tree: The stacked module.
+        size: The rows wanted (at least its batch length).
+
+    Returns:
+        The padded stacked module.
+    """
     n = batch_length(tree, "batch")
     if size == n:
         return tree
@@ -99,15 +159,38 @@ def pad_to(tree, size: int):
 
 
 def local_devices(devices=None) -> list:
-    """The devices a batch is split over: ``devices`` or every local device of the default backend."""
+    """The devices a batch is split over.
+
+    Args:
+        devices: The devices, or None.
+
+    Returns:
+        ``devices`` as a list, or every local device of the default backend.
+    """
     return list(jax.local_devices() if devices is None else devices)
 
 
 def mesh_over(devices) -> Mesh:
+    """A one-axis mesh over ``devices`` whose axis is the batch axis.
+
+    Args:
+        devices: The devices.
+
+    Returns:
+        The ``jax.sharding.Mesh``.
+    """
     return Mesh(np.asarray(devices), (BATCH_AXIS,))
 
 
 def place(tree, mesh: Mesh):
-    """Put the rows of every array of a stacked module on the mesh's devices, split along the batch axis."""
+    """Put the rows of every array of a stacked module on the mesh's devices, split along the batch axis.
+
+    Args:
+        tree: The stacked module (its batch length a multiple of the mesh's size).
+        mesh: The mesh (:func:`mesh_over`).
+
+    Returns:
+        The module with its arrays sharded.
+    """
     sharding = NamedSharding(mesh, PartitionSpec(BATCH_AXIS))
     return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if eqx.is_array(x) else x, tree)

@@ -35,7 +35,7 @@ figures_out = os.environ.get("GFLOW_NOTEBOOK_OUT")
 TEACHER_DIM = 2 if quick else 5      # d̂: the transition should sit at k = 2 d̂
 STUDENT_DIM = 8 if quick else 40     # d
 INIT_SCALE = 1e-3
-T1 = 1e4 if quick else 1e6           # long flows: the transition sharpens only at small loss (spec 000 §8)
+T1 = 1e4 if quick else 1e6           # long flows: the transition sharpens only at small loss
 HORIZON = 60
 ks = list(range(2, 4 * TEACHER_DIM + 2, 2))
 

@@ -6,7 +6,7 @@ scale ε (entries ε·N(0, 1), the main text's convention; ``--init-convention n
 (w0 = Ĉ B̂ = 1 > 0). Near zero, Y = B − Cᵀ shrinks and W = B + Cᵀ grows, so the student becomes balanced.
 
 Time τ_ε. Lemma E.12 bounds ‖Y‖²/‖W‖² = O(ε) at t = (1/(2 w0)) ln(ε^{−1/2}) = ln(1/ε)/(4 w0) in the
-appendix's L/2 time units (spec 000 §4 item 11). This study integrates the flow of L (no 1/2), which runs
+appendix's L/2 time units. This study integrates the flow of L (no 1/2), which runs
 twice as fast, so τ_ε = ln(1/ε)/(8 w0) here. Every run is integrated to ``--horizon`` × τ_ε (default 12),
 past the time ≈ 8 τ_ε = ln(1/ε)/w0 at which W saturates and ρ_bal is smallest.
 
@@ -14,10 +14,10 @@ Reported: ρ_bal over time against t/ln(1/ε); ρ_bal(τ_ε) and min_t ρ_bal ag
 slopes next to the bound O(ε^{1/2}); the fraction of seeds for which ρ_bal(τ_ε) falls as ε falls (the paper
 claims ≥ 0.75 for d > 20); the early-phase rates of ‖B ∓ Cᵀ‖ against ∓2 w0; the drift of the conserved
 Q = AAᵀ − AᵀA + BBᵀ − CᵀC; and every ρ_bal repeated at a 100× tighter rtol. The sign check of Prop. 9
-(spec 000 P5) repeats the sweep with the teacher's output negated (w0 = −1): then B + Cᵀ shrinks and B − Cᵀ
+(000-P5) repeats the sweep with the teacher's output negated (w0 = −1): then B + Cᵀ shrinks and B − Cᵀ
 grows, so the ratio ‖B + Cᵀ‖/‖B − Cᵀ‖ plays ρ_bal's role.
 
-Checks (issue 15): the slopes and the fraction of seeds are *predictions* decided over seeds (one fitted slope,
+Checks: the slopes and the fraction of seeds are *predictions* decided over seeds (one fitted slope,
 or one 0/1 "falls" indicator, per seed; bootstrap 95 % interval); the early-phase rates are predictions on the
 worst seed; the Q drift and the rtol-vs-rtol/100 agreement are *sanity* checks (solver guards). The paper runs no
 experiment for Prop. 9 and names no seed count: the default of 10 seeds is ours.
@@ -30,15 +30,31 @@ from __future__ import annotations
 import os
 import sys
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
 from gflow.plot import figure_grid, label_axes, plot_diagnostic
-from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
+from gflow.problems.balance_limit import (
+    fits,
+    sign_swap,
+    sweep_eps,
+    TOLERANCE_FIELDS,
+)
+from gflow.study import (
+    both_tolerances,
+    check,
+    over_seeds,
+    QuickFull,
+    rtol_option,
+    run_study,
+    save_figure,
+    save_trajectories,
+    study_parser,
+    tight_rtol,
+    tolerance_agreement,
+)
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -55,7 +71,7 @@ def parse_args(argv=None):
     p.add_argument("--seeds", type=int, default=QuickFull(10, quick=4),
                    help="number of student seeds (10 is ours: the paper names none for Prop. 9)")
     p.add_argument("--teacher-seed", type=int, default=0)
-    p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; the check repeats at rtol/100")
+    rtol_option(p)
     p.add_argument("--horizon", type=float, default=12.0, help="integrate each run to this multiple of τ_ε")
     p.add_argument("--init-convention", choices=initializers.CONVENTIONS, default="entries",
                    help="'entries': ε·N(0,1) (Prop. 9 main text); 'normal': N(0, ε²/n) (Lemma E.10)")
@@ -69,7 +85,7 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.d <= 20:
         print(f"warning: --d {args.d} is outside Proposition 9's assumption d > 20", file=sys.stderr)
-    p.require_positive(args, "d", "teacher_dim", "k", "seeds", "eps", "rtol", "horizon", "n_save")
+    p.require_positive(args, "d", "teacher_dim", "k", "seeds", "eps", "horizon", "n_save")
     if len(args.eps) < 2:
         p.error("--eps needs at least two scales")
     if args.sign_seeds is None:
@@ -78,87 +94,6 @@ def parse_args(argv=None):
         p.error("--sign-seeds must be >= 0")
     args.eps = sorted(args.eps, reverse=True)
     return args
-
-
-DIAGNOSTICS = {
-    "rho_bal": an.balance_ratio,
-    "imbalance_norm": an.imbalance_norm,
-    "balance_norm": an.balance_norm,
-    "A_over_W": an.transition_to_balance_ratio,
-    "Q": an.balance_matrix,
-    "Q_scale": an.balance_matrix_scale,
-}
-
-
-def run_seeds(loss, models0, tau, args, rtol):
-    """Every seed's flow for one ε in one batched call (``models0`` stacked): [(trajectory, measurements)]."""
-    t1 = args.horizon * tau
-    ts = np.union1d(np.linspace(0.0, t1, args.n_save), [tau])
-    n = gflow.stacking.batch_length(models0)
-    batch = gflow.solve_flows(gflow.stacking.repeat(loss, n), models0, t1, rtol=rtol, save_at=ts,
-                              diagnostics=DIAGNOSTICS, solver=args.solver, config={"study": "balance_limit"})
-    return [(traj, measure(traj, tau, n)) for traj in batch]
-
-
-def measure(traj, tau, batch_size: int) -> dict:
-    if traj.status != "completed":
-        raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
-    i_tau = int(np.argmin(np.abs(traj.ts - tau)))
-    rho = traj.diagnostics["rho_bal"]
-    return {
-        "rho_tau": float(rho[i_tau]),
-        "rho_min": float(np.min(rho)),
-        "t_min_over_tau": float(traj.ts[int(np.argmin(rho))] / tau),
-        "A_over_W_tau": float(traj.diagnostics["A_over_W"][i_tau]),
-        "rate_imbalance": an.fit_exponential_rate(traj.ts, traj.diagnostics["imbalance_norm"], t_max=tau),
-        "rate_balance": an.fit_exponential_rate(traj.ts, traj.diagnostics["balance_norm"], t_max=tau),
-        "Q_relative_drift": an.relative_drift(traj.diagnostics["Q"], traj.diagnostics["Q_scale"]),
-        "norm_difference_drift": an.drift(np.trace(traj.diagnostics["Q"], axis1=1, axis2=2)),
-        "steps": traj.stats["steps"],
-        "wall_time_s": traj.stats["wall_time_s"] / batch_size,  # the batch's time, shared by its flows
-    }
-
-
-def student_start(seed: int, eps: float, args):
-    """The general student at scale ε for seed ``seed``: the same starts for both signs of w0."""
-    return initializers.gaussian(jax.random.key(1000 + seed), args.d, scale=eps, convention=args.init_convention)
-
-
-def student_starts(n_seed: int, eps: float, args):
-    """Seeds 0 … n_seed − 1 of :func:`student_start`, stacked (one compiled call)."""
-    return eqx.filter_vmap(lambda s: student_start(s, eps, args))(jnp.arange(n_seed))
-
-
-def negated_teacher(teacher):
-    """The teacher with its output negated (Ĉ → −Ĉ): every h_j, and w0 = ĈB̂, change sign."""
-    return eqx.tree_at(lambda t: t.C, teacher, -teacher.C)
-
-
-def sign_swap(teacher, args) -> dict:
-    """Prop. 9's sign dependence (spec 000 P5): for w0 < 0 the roles of B ± Cᵀ swap. Runs the ε sweep with the
-    negated teacher at the default rtol and returns ‖B + Cᵀ‖/‖B − Cᵀ‖ at τ_{ε} (|w0| in τ_ε) and the early rates."""
-    neg = negated_teacher(teacher)
-    w0 = teachers.first_markov_parameter(neg)
-    loss = gflow.PopulationLoss(neg, args.k, convention=args.convention)
-    n_eps, n_seed = len(args.eps), args.sign_seeds
-    ratio, rate_Y, rate_W = (np.full((n_eps, n_seed), np.nan) for _ in range(3))
-    for i, eps in enumerate(args.eps):
-        tau = an.balancing_time(eps, abs(w0), args.convention)
-        for s, (traj, r) in enumerate(run_seeds(loss, student_starts(n_seed, eps, args), tau, args, args.rtol)):
-            i_tau = int(np.argmin(np.abs(traj.ts - tau)))
-            ratio[i, s] = 1.0 / traj.diagnostics["rho_bal"][i_tau]
-            rate_Y[i, s], rate_W[i, s] = r["rate_imbalance"], r["rate_balance"]
-        print(f"  w0 < 0, ε={eps:.0e}: median ‖B+Cᵀ‖/‖B−Cᵀ‖ at τ_ε = {np.median(ratio[i]):.3e}", flush=True)
-    slope = np.array([an.fit_power_law(np.asarray(args.eps), ratio[:, s]) for s in range(n_seed)])
-    return {"w0": w0, "swapped_ratio_tau": ratio, "slope_swapped_ratio": slope, "rate_imbalance": rate_Y,
-            "rate_balance": rate_W, "rate_targets": [an.early_phase_rate("imbalance", w0, args.convention),
-                                                     an.early_phase_rate("balance", w0, args.convention)]}
-
-
-def falls_as_eps_falls(values) -> np.ndarray:
-    """Per seed (column), 1.0 if ``values`` (rows: ε from largest to smallest) falls strictly at every step of the
-    ε grid, else 0.0: the per-seed indicator behind Prop. 9's "with probability at least 0.75"."""
-    return np.all(np.diff(np.asarray(values, dtype=float), axis=0) < 0, axis=0).astype(float)
 
 
 def eps_grid(eps) -> str:
@@ -170,7 +105,7 @@ def rate_check(prefix, norm, rates, target, eps, source, prediction) -> dict:
     err = np.abs(rates - target) / abs(target)
     return check(f"{prefix}: fitted exponential rate of {norm} on t in [0, tau_eps] within 5% of {target:+g} "
                  f"(eps = {eps:g}, worst of {len(rates)} seeds)", source, float(np.max(err)), 0.05,
-                 np.max(err) <= 0.05, kind="prediction", rates=rates, predictions=[prediction])
+                 direction="<=", kind="prediction", rates=rates, predictions=[prediction])
 
 
 def sign_checks(sw: dict, args) -> list[dict]:
@@ -193,8 +128,9 @@ def science(args, checks, results):
     teacher = teachers.balanced(jax.random.key(args.teacher_seed), args.teacher_dim)
     w0 = teachers.first_markov_parameter(teacher)
     print(f"balance_limit: d={args.d}, d̂={args.teacher_dim}, k={args.k}, w0={w0:.4f}, convention {args.convention}, "
-          f"ε ∈ {args.eps}, {args.seeds} seeds, rtol {args.rtol:g} and {args.rtol / 100.0:g}", flush=True)
-    res, curves = sweep_eps(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0)
+          f"ε ∈ {args.eps}, {args.seeds} seeds, rtol {args.rtol:g} and {tight_rtol(args.rtol):g}", flush=True)
+    res, curves = sweep_eps(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0,
+                             both_tolerances(args.rtol))
     f = fits(args, w0, res)
     checks += main_checks(args, w0, f)
     results.update(main_results(args, w0, res, f))
@@ -213,56 +149,12 @@ def science(args, checks, results):
 
 
 CURVES = ("rho_bal", "imbalance_norm", "balance_norm")  # saved in curves.npz as rho, Y, W
-FIELDS = ["rho_tau", "rho_min", "t_min_over_tau", "A_over_W_tau", "rate_imbalance", "rate_balance",
-          "Q_relative_drift", "norm_difference_drift", "steps", "wall_time_s"]
-
-
-def sweep_eps(args, loss, w0):
-    """Every (ε, seed) flow at rtol and rtol/100: {"default"/"tight": {field: (ε, seed) array}}, and the
-    trajectories {(i_ε, seed): trajectory} at the default tolerance."""
-    n_eps, n_seed = len(args.eps), args.seeds
-    res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in FIELDS} for tol in ("default", "tight")}
-    curves = {}
-    for i, eps in enumerate(args.eps):
-        tau = an.balancing_time(eps, w0, args.convention)
-        models0 = student_starts(n_seed, eps, args)
-        for tol_name, rtol in (("default", args.rtol), ("tight", args.rtol / 100.0)):
-            for s, (traj, r) in enumerate(run_seeds(loss, models0, tau, args, rtol)):
-                for f in FIELDS:
-                    res[tol_name][f][i, s] = r[f]
-                if tol_name == "default":
-                    curves[(i, s)] = traj
-        for s in range(n_seed):
-            print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
-                  f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
-                  f"at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
-                  f"{int(res['default']['steps'][i, s])} steps, {res['default']['wall_time_s'][i, s]:.2f} s",
-                  flush=True)
-    return res, curves
-
-
-def fits(args, w0, res) -> dict:
-    """Per-seed log-log slopes against ε, early-phase rate errors and the tolerance comparison."""
-    eps = np.asarray(args.eps)
-    d, t = res["default"], res["tight"]
-    f = {"eps": eps, "d": d, "t": t}
-    for name, field in (("slope_tau", "rho_tau"), ("slope_min", "rho_min"), ("slope_A", "A_over_W_tau")):
-        f[name] = np.array([an.fit_power_law(eps, d[field][:, s]) for s in range(args.seeds)])
-    f["falls"] = falls_as_eps_falls(d["rho_tau"])
-    f["fraction"] = float(np.mean(f["falls"]))
-    f["rate_target_Y"] = an.early_phase_rate("imbalance", w0, args.convention)
-    f["rate_target_W"] = an.early_phase_rate("balance", w0, args.convention)
-    rel_diff = {name: np.abs(d[name] - t[name]) / np.abs(t[name]) for name in ("rho_tau", "rho_min")}
-    f["worst_rel"] = float(max(np.max(v) for v in rel_diff.values()))
-    f["floor"] = float(max(np.max(np.abs(d[name] - t[name])) for name in ("rho_tau", "rho_min")))
-    f["q_drift"], f["q_drift_tight"] = float(np.max(d["Q_relative_drift"])), float(np.max(t["Q_relative_drift"]))
-    return f
 
 
 def main_checks(args, w0, f) -> list[dict]:
-    eps, d, n_seed, tight = f["eps"], f["d"], args.seeds, args.rtol / 100.0
+    eps, d, n_seed, tight = f["eps"], f["d"], args.seeds, tight_rtol(args.rtol)
     n_runs = len(args.eps) * n_seed
-    q_drift, worst_rel = f["q_drift"], f["worst_rel"]
+    q_drift = f["q_drift"]
     src = f"{SOURCE}, Prop. 9 / Lemma E.12 (E.47)"
     grid, rate_src = eps_grid(eps), f"{SOURCE}, Prop. 9 sketch / Lemma E.14, convention {args.convention}"
     return [
@@ -284,13 +176,14 @@ def main_checks(args, w0, f) -> list[dict]:
         rate_check("early phase", "||B+C^T||", d["rate_balance"][-1], f["rate_target_W"], eps[-1], rate_src, "000-P3"),
         check(f"solver guard: relative drift of Q = AA^T - A^TA + BB^T - C^TC <= 10 rtol (max over all "
               f"{n_runs} w0 > 0 flows at rtol {args.rtol:g}; Q is conserved exactly by the flow)",
-              "spec 000 §3.3 (conserved under gradient flow); docs/design.md", q_drift, 10 * args.rtol,
-              q_drift <= 10 * args.rtol, kind="sanity", predictions=["000-P2", "001-12"]),
+              "seed 000 Lemma E.7 (conserved under gradient flow); docs/design.md", q_drift, 10 * args.rtol,
+              direction="<=", kind="sanity", predictions=["000-P2", "001-12"]),
         check(f"solver guard: the max Q drift shrinks at rtol {tight:g} (100x tighter)", "solver check (docs/design.md)",
-              f["q_drift_tight"], q_drift, f["q_drift_tight"] < q_drift, kind="sanity"),
-        check(f"solver guard: every rho_bal(tau_eps) and min_t rho_bal of the {n_runs} w0 > 0 flows agrees "
-              f"within 1% (relative) between rtol {args.rtol:g} and {tight:g}", "tolerance check (docs/design.md)",
-              worst_rel, 0.01, worst_rel <= 0.01, kind="sanity"),
+              f["q_drift_tight"], q_drift, direction="<", kind="sanity"),
+        tolerance_agreement(f"solver guard: every rho_bal(tau_eps) and min_t rho_bal of the {n_runs} w0 > 0 flows "
+                            f"agrees within 1% (relative) between rtol {args.rtol:g} and {tight:g}",
+                            "tolerance check (docs/design.md)", [d[n] for n in TOLERANCE_FIELDS],
+                            [f["t"][n] for n in TOLERANCE_FIELDS], 0.01),
     ]
 
 
@@ -311,7 +204,7 @@ def main_results(args, w0, res, f) -> dict:
 
 
 def print_findings(args, f):
-    d, tight = f["d"], args.rtol / 100.0
+    d, tight = f["d"], tight_rtol(args.rtol)
     print(f"\nρ_bal(τ_ε) ∝ ε^{np.median(f['slope_tau']):.3f} (bound: ε^0.5), min_t ρ_bal ∝ "
           f"ε^{np.median(f['slope_min']):.3f}; seeds with ρ(τ_ε) falling as ε falls: {f['fraction']:.2f} "
           "(paper: ≥ 0.75)")
@@ -361,7 +254,7 @@ def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
                title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
 
     ax = axes[1, 1]
-    for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", args.rtol / 100)):
+    for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", tight_rtol(args.rtol))):
         ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker,
                   label=f"max relative Q drift, rtol {rtol:g}")
         ax.axhline(rtol, color="gray", lw=0.8, ls=":")

@@ -1,16 +1,16 @@
 """The extrapolation phase transition at k = 2d̂ and its sharpening as L → 0 (seed 000: Figs. 1, 3, 5, 6).
 
-Panels (each a sweep over the training length k and seeds, gradient flow on the population loss, eq. 3.4):
+Panels (gflow.problems.extrapolation.PANELS; each a sweep over the training length k and seeds, gradient flow on the
+population loss, eq. 3.4):
 
 - fig1a (Sec. 5.1, Thm 5/8): balanced teacher d̂ = 5 (App. C.2.1), diagonal student d = 40 with balanced init
   B = Cᵀ of scale 1e-3 (the paper: "not sensitive to the initialization scale of the (balanced) student"); repeated
   with d = 100 and d = 200 (``--sizes``; Sec. 5.1: "qualitatively identical results"), panels fig1a_d100, fig1a_d200.
   App. C.2.1 says the teacher's eigenvalues "distribute uniformly between 0.6 and 1.05", not whether as i.i.d.
-  uniform draws or on an evenly spaced grid (the paper's ambiguity; spec 000 marks it unclear). Both readings are
-  run with the same students and seeds (issue 28): fig1a (and fig1a_d100, ...) reads C.2.1 as i.i.d. draws (key =
-  seed: some seeds' top eigenvalue is well below 1, so their response decays fast, and some have one above 1);
-  fig1a_grid (and fig1a_grid_d100, ...) as the grid 0.6, 0.7125, ..., 1.05 (the same eigenvalues for every seed,
-  so the seed changes only B̂ = Ĉᵀ and the student; the top mode 1.05^j grows over the horizon).
+  uniform draws or on an evenly spaced grid. Both readings are run with the same students and seeds: fig1a (and
+  fig1a_d100, ...) reads C.2.1 as i.i.d. draws (key = seed: some seeds' top eigenvalue is well below 1, some have
+  one above 1); fig1a_grid (and fig1a_grid_d100, ...) as the grid 0.6, 0.7125, ..., 1.05 (the same eigenvalues for
+  every seed, so the seed changes only B̂ = Ĉᵀ and the student; the top mode 1.05^j grows over the horizon).
 - fig1b (Sec. 5.2): delay-line teacher d̂ = 10 (App. C.2.2), general (non-symmetric) student d = 50, entries
   0.05·N(0, 1). The paper trained with Adam on an empirical loss (batch 100, N(0, 1) inputs); we integrate the
   gradient flow of the population loss instead. Its init scale ("standard near-zero") is not given: gradient flow
@@ -23,41 +23,39 @@ Panels (each a sweep over the training length k and seeds, gradient flow on the 
 - fig6 (App. B.3): impulse responses of the fig1b students trained with k = 8, 18 and 20.
 
 Every run is integrated once to t1 (1e10 for the balanced teacher, whose flows converge like a power of t; 1e6 for
-the others) and read where its loss first reaches each level in ``--levels`` (see studies/extrapolation_sweeps.py
-for the error measure: the ℓ∞ tail error on [k, H) over the seed's own teacher scale max_{j<H}|w_j|, H =
-``--horizon``). The balanced teacher and the random unbalanced teacher are redrawn with each seed (key = seed), the
-student key is 1000 + seed. Seeds: 10 by default (``--seeds``). The paper averaged 3 seeds in Figs. 1 and 3 and does
-not say how many in Figs. 5 and 6; with 3 seeds the bootstrap 95 % interval of a median is the range of the three
-values, so 10 (``--seeds 3`` gives the paper's count).
+the others) and read where its loss first reaches each level in ``--levels`` (the error measure of
+gflow.problems.extrapolation: the ℓ∞ tail error on [k, H) over the seed's own teacher scale max_{j<H}|w_j|, H =
+``--horizon``). The balanced and random unbalanced teachers are redrawn with each seed (key = seed), the student key
+is 1000 + seed. Seeds: 10 by default (``--seeds``). The paper averaged 3 seeds in Figs. 1 and 3 and does not say how
+many in Figs. 5 and 6; with 3 seeds the bootstrap 95 % interval of a median is the range of the three values, so 10
+(``--seeds 3`` gives the paper's count).
 
-Check classes (issue 15). *Prediction* checks, each decided on one value per seed by a bootstrap interval
+Check classes. *Prediction* checks, each decided on one value per seed by a bootstrap interval
 (gflow.study.over_seeds): the contrast of the errors below and above k = 2d̂ (k = 2d̂ itself left out) at the lowest
 level for every panel and student size; for fig1a the fall of the error above 2d̂ as the level decreases, the
 sharpening of the contrast, the error below 2d̂, and the support of the learned spectral measure (Lemma 7: the
-weight outside the d̂ heaviest atoms, median over k; issue 28 — the earlier atom count maximised over k, the
-"does not rise from one level to the next" check that Thm 8 does not claim, and the fall on the stable teachers
-alone are reported beside and decide nothing; 000-P7 is not tested on the grid reading, whose teachers all have the
-eigenvalue 1.05, outside Thm 8); for fig3b the App. C.3 comparison with the all-zero solution, on every k > 2d̂ (the
-original criterion) and, post hoc, on the k whose zero-solution error is resolved, both reported beside and deciding
-nothing (issue 28: this teacher's tail beyond 2d̂ is 1e-9 … 1e-13 of max|w|, at the loss resolution); the App. B.3 statements about the k = 10, 20 (Fig. 5) and k = 8, 18,
-20 (Fig. 6) students; for Fig. 6's "k = 18 fails shortly after 18", the seed-averaged impulse response, as App. B.3
-depicts it (issue 28; the per-seed median horizon, bimodal over seeds, is reported beside and decides nothing);
-Fig. 5 "shows two selected students", so its k = 10 and k = 20 claims are decided as existence claims over seeds,
-with "decays to zero" measured against the teacher's own tail (issue 28; the medians over seeds are reported
-beside and decide nothing). The checks of fig1a, its size repeats and Fig. 5 are made once per reading of C.2.1, each
-with a field ``reading`` ("iid" or "grid") and the reading named in its claim; a prediction they bear on is decided
-only where both readings agree, else it "depends on the reading" (studies/validation.py, ``decided``). The checks of
-fig1b, fig3a, fig3b and fig6 carry no reading. *Sanity* checks: the Fig. 5 errors repeated at a 100× tighter rtol, and the precondition that
-every Fig. 5 / Fig. 6 student read fits its training window (the rtol/100 repeat is made for the i.i.d. reading only). The study exits non-zero only on an error or a failed
-sanity check.
+weight outside the d̂ heaviest atoms, median over k; the earlier atom count maximised over k, the "does not rise
+from one level to the next" check that Thm 8 does not claim, and the fall on the stable teachers alone are reported
+beside and decide nothing; 000-P7 is not tested on the grid reading, whose teachers all have the eigenvalue 1.05,
+outside Thm 8); for fig3b the App. C.3 comparison with the all-zero solution, on every k > 2d̂ (the original
+criterion) and, post hoc, on the k whose zero-solution error is resolved, both reported beside and deciding nothing
+(this teacher's tail beyond 2d̂ is 1e-9 … 1e-13 of max|w|, at the loss resolution); the App. B.3 statements about
+the k = 10, 20 (Fig. 5) and k = 8, 18, 20 (Fig. 6) students; for Fig. 6's "k = 18 fails shortly after 18", the
+seed-averaged impulse response, as App. B.3 depicts it (the per-seed median horizon, bimodal over seeds, is reported
+beside and decides nothing); Fig. 5 "shows two selected students", so its k = 10 and k = 20 claims are decided as
+existence claims over seeds, with "decays to zero" measured against the teacher's own tail (the medians over seeds
+are reported beside and decide nothing). The checks of fig1a, its size repeats and Fig. 5 are made once per reading
+of C.2.1, each with a field ``reading`` ("iid" or "grid") and the reading named in its claim; a prediction they bear
+on is decided only where both readings agree, else it "depends on the reading" (studies/validation.py,
+``decided``). The checks of fig1b, fig3a, fig3b and fig6 carry no reading. *Sanity* checks: the Fig. 5 errors
+repeated at a 100× tighter rtol (i.i.d. reading only), and the precondition that every Fig. 5 / Fig. 6 student read
+fits its training window. The study exits non-zero only on an error or a failed sanity check.
 
-Solver limits (reported per panel in summary.json): before issue 24 the computed loss of these flows was resolved only
-down to ≈ 1e-11 at rtol 1e-8 (1e-14 at 1e-10), so fig1a, whose sharpening is read down to L = 1e-11, runs at rtol
-1e-9; gflow now resolves L relative to itself (residual-space error control) and its saved values are step ends.
-For the delay teacher with 10 ≤ k ≤ 13, the flow drives the spectral radius of A past 2 right after leaving the
-saddle (t ≈ 500) and ∇²L grows past 1e5, where the default solver may stall (max_steps). The engine rejects every step
-that would raise the loss; a run whose saved loss still rises is flagged as an engine failure and only its states
-before the rise are read (studies/extrapolation_sweeps.py, ``valid_length``).
+Solver limits (reported per panel in summary.json): fig1a, whose sharpening is read down to L = 1e-11, runs at rtol
+1e-9. For the delay teacher with 10 ≤ k ≤ 13, the flow drives the spectral radius of A past 2 right after leaving
+the saddle (t ≈ 500) and ∇²L grows past 1e5, where the default solver may stall (max_steps). A run whose saved loss
+still rises is flagged as an engine failure and only its states before the rise are read
+(gflow.problems.extrapolation.valid_length).
 
 Example:  python studies/extrapolation_phase.py --quick --out out/extrapolation_phase
 """
@@ -66,32 +64,15 @@ from __future__ import annotations
 
 import numpy as np
 
-import extrapolation_sweeps as xs
+import gflow
 from gflow import analysis as an
-from gflow.plot import figure_grid, label_axes
+from gflow.problems import extrapolation as xs
+from gflow.problems.extrapolation import PANELS, READING_PANELS, READINGS, SUPPORT_CLUSTER, SUPPORT_WEIGHT
 from gflow.study import check, QuickFull, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
-PANELS = {
-    "fig1a": {"teacher": "balanced", "teacher_dim": 5, "student": "diagonal_balanced", "d": 40, "scale": 1e-3,
-              "t1": 1e10, "t1_quick": 1e10, "ks_quick": [6, 10, 14, 20], "max_steps": 200_000,
-              "rtol": 1e-9, "source": "Fig. 1(a), Sec. 5.1", "placement": "random", "reading": "iid"},
-    "fig1b": {"teacher": "delay", "teacher_dim": 10, "student": "general", "d": 50, "scale": 0.05,
-              "t1": 1e6, "t1_quick": 1e5, "ks_quick": [8, 18, 20, 24], "max_steps": 10_000,
-              "rtol": 1e-8, "source": "Fig. 1(b), Sec. 5.2"},
-    "fig3a": {"teacher": "balanced", "teacher_dim": 5, "student": "general", "d": 40, "scale": 1e-5,
-              "t1": 1e10, "t1_quick": 1e10, "ks_quick": [6, 20], "max_steps": 200_000,
-              "rtol": 1e-8, "source": "Fig. 3(a), App. B.1.1"},
-    "fig3b": {"teacher": "random_unbalanced", "teacher_dim": 5, "student": "general", "d": 50, "scale": 0.01,
-              "t1": 1e6, "t1_quick": 1e5, "ks_quick": [4, 12], "max_steps": 10_000,
-              "rtol": 1e-8, "source": "Fig. 3(b), App. B.2"},
-}
-# fig1a with C.2.1 read as an evenly spaced grid of eigenvalues (issue 28): same students, seeds and solver settings
-PANELS = {"fig1a": PANELS["fig1a"], "fig1a_grid": {**PANELS["fig1a"], "placement": "grid", "reading": "grid"},
-          **{n: p for n, p in PANELS.items() if n != "fig1a"}}
-READINGS = {"iid": "C.2.1 read as i.i.d. draws", "grid": "C.2.1 read as an evenly spaced grid"}
-READING_PANELS = {"iid": "fig1a", "grid": "fig1a_grid"}  # the panel of each reading (Fig. 5 reads its students)
+seed_check = gflow.study.over_seeds_by_seed  # a prediction decided on one value per seed, {seed: value}
 SIZES = [100, 200]  # fig1a repeated with these student sizes (Sec. 5.1: d = 100, 200 "qualitatively identical")
 SIZES_QUICK = [20]  # quick: one small size, to run the code path
 SIZE_KS_QUICK = [6, 14]
@@ -111,12 +92,11 @@ FIG6_EPS = 0.1  # Fig. 6, k = 18: the ε-horizon (ε = FIG6_EPS · max|w|) ...
 SHORTLY_AFTER = 5  # ... lies in [18, 18 + SHORTLY_AFTER] ("diverges shortly after the 18th time step")
 TOLERANCE_AGREEMENT = 0.1  # sanity: the Fig. 5 errors agree within 10 % between rtol and rtol/100
 RESOLVED = 1e-6  # fig3b (post hoc): zero-solution errors relative to max|w| below this are at the solver's resolution
-SUPPORT_WEIGHT = 1e-3  # P6: an atom of the learned measure is loaded if its weight exceeds this × the total weight;
-SUPPORT_CLUSTER = 1e-3  # loaded atoms closer than this count as one (gflow.analysis.effective_support_size defaults)
 WINDOW_FIT = 0.01  # sanity (precondition of Figs. 5, 6): max_{j<k} |h_j − w_j| ≤ this × max|w| at the state read
 
-# The testable predictions of spec 000 §6 that each panel's contrast checks (ids of gflow/study/_predictions.py).
-PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1a_grid": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-P12"], "fig3b": ["000-P12"]}
+# The predictions (registry ids) that each panel's contrast checks
+PANEL_PREDICTIONS = {"fig1a": ["000-P10"], "fig1a_grid": ["000-P10"], "fig1b": ["000-P11"], "fig3a": ["000-P12"],
+                     "fig3b": ["000-P12"]}
 
 
 def parse_args(argv=None):
@@ -152,8 +132,10 @@ def parse_args(argv=None):
     p.require_positive(args, "seeds", "n_save", "batch_size")
     if args.slots is not None:
         p.require_positive(args, "slots")
-    if args.rtol is not None and not args.rtol > 0:
-        p.error(f"--rtol must be positive, got {args.rtol}")
+    low, high = gflow.flow.RTOL_RANGE  # --rtol None (per panel) is beyond rtol_option: its range checked here
+    if args.rtol is not None and not (low <= gflow.study.tight_rtol(args.rtol) and args.rtol < high):
+        p.error(f"--rtol must lie in [{low * gflow.study.TIGHTER:g}, {high:g}): the Fig. 5 runs repeat at rtol/100, "
+                f"got {args.rtol:g}")
     p.require_positive(args, "k_min", "k_step")
     if args.k_max < args.k_min:
         p.error(f"--k-max must be >= --k-min, got {args.k_max} < {args.k_min}")
@@ -190,16 +172,18 @@ def panel_ks(name, args, panels=PANELS):
     return sorted(ks)
 
 
-def panel_rtol(name, args, panels=PANELS):
-    return args.rtol or panels[name]["rtol"]
+def panel_rtol(name, args, panels=PANELS, tight=False):
+    """The panel's rtol (``--rtol``, else the panel's own); with ``tight`` that of the rtol/100 repeat."""
+    rtol = args.rtol or panels[name]["rtol"]
+    return gflow.study.tight_rtol(rtol) if tight else rtol
 
 
-def run_panels(panels, args, executor=None, rtol_factor=1.0, ks=None, seeds=None, tag=""):
+def run_panels(panels, args, executor=None, tight=False, ks=None, seeds=None, tag=""):
     """The sweeps of ``panels`` (name → settings; one sweep each, on ``executor``: None runs them here): name →
     runs."""
     return {n: xs.run_panel(n, panels, ks or panel_ks(n, args, panels), seeds or range(args.seeds), [p["scale"]],
                             p["t1_quick" if args.quick else "t1"], out=args.out, n_save=args.n_save,
-                            rtol=panel_rtol(n, args, panels) * rtol_factor, horizon=args.horizon,
+                            rtol=panel_rtol(n, args, panels, tight), horizon=args.horizon,
                             batch_size=args.batch_size, max_steps=args.max_steps or p["max_steps"], tag=tag,
                             executor=executor, slots=args.slots)
             for n, p in panels.items()}
@@ -217,7 +201,7 @@ def panel_checks(name, table, args, panels, runs):
     level = args.levels[-1]
     preds = ["000-P10"] if p.get("size_of") else PANEL_PREDICTIONS[name]
     below, above, ratio = xs.contrast_by_seed(table["error"][-1], table["k"], table["seed"], kc)
-    checks = [xs.seed_check(
+    checks = [seed_check(
         f"{name} (d = {p['d']}): per seed, median relative tail error over k < {kc} / that over k > {kc} (k = {kc} "
         f"left out), read at L ≤ {level:g}: median over {len(ratio)} seeds ≥ {CONTRAST_FACTOR:g}", src, ratio,
         CONTRAST_FACTOR, ">=", predictions=preds, median_below_by_seed=_str_keys(below),
@@ -255,21 +239,21 @@ def fig3b_checks(table, kc, src, level, result):
     post_hoc = xs.per_seed(ratio, table["seed"], resolved)
     result.update(error_over_zero_by_seed=_str_keys(original), error_over_zero_resolved_by_seed=_str_keys(post_hoc),
                   k_resolved=sorted({int(k) for k in table["k"][resolved]}))
-    unresolved = " (issue 28: decides nothing: this teacher's tail beyond 2d̂ is 1e-9 … 1e-13 of max|w|, at the loss " \
+    unresolved = " (decides nothing: this teacher's tail beyond 2d̂ is 1e-9 … 1e-13 of max|w|, at the loss " \
                  "resolution, so both errors compared are unresolved; 000-P12 is decided by the contrasts)"
     return [
-        xs.seed_check(f"fig3b: per seed, median over every k > {kc} of tail error / all-zero solution's tail error, "
-                      f"read at L ≤ {level:g}: median over {len(original)} seeds < 1 (the students beat the zero "
-                      f"solution){unresolved}", f"{src}; criterion of App. C.3", original, 1.0, "<", predictions=[]),
-        xs.seed_check(f"fig3b, post hoc (changed after the first full run failed): the same, only over the k > {kc} "
-                      f"whose zero-solution error exceeds {RESOLVED:g}·max|w| (seeds without such k left out): "
-                      f"median over {len(post_hoc)} seeds < 1{unresolved}", f"{src}; criterion of App. C.3", post_hoc,
-                      1.0, "<", predictions=[], runs_used=int(resolved.sum()),
-                      k_used=sorted({int(k) for k in table["k"][resolved]})),
+        seed_check(f"fig3b: per seed, median over every k > {kc} of tail error / all-zero solution's tail error, "
+                   f"read at L ≤ {level:g}: median over {len(original)} seeds < 1 (the students beat the zero "
+                   f"solution){unresolved}", f"{src}; criterion of App. C.3", original, 1.0, "<", predictions=[]),
+        seed_check(f"fig3b, post hoc (changed after the first full run failed): the same, only over the k > {kc} "
+                   f"whose zero-solution error exceeds {RESOLVED:g}·max|w| (seeds without such k left out): "
+                   f"median over {len(post_hoc)} seeds < 1{unresolved}", f"{src}; criterion of App. C.3", post_hoc,
+                   1.0, "<", predictions=[], runs_used=int(resolved.sum()),
+                   k_used=sorted({int(k) for k in table["k"][resolved]})),
     ]
 
 
-def fig1a_checks(table, kc, args, runs, result, name="fig1a", panel=None):
+def fig1a_checks(table, kc, args, runs, result, name, panel):
     """fig1a's sharpening as L → 0 (Fig. 1(a) caption, Thm 8), the error below 2d̂ (Cor. A.2) and the support of the
     learned spectral measure (Lemma 7), each on one value per seed."""
     src = f"{SOURCE}, Fig. 1(a)"
@@ -282,10 +266,9 @@ def fig1a_checks(table, kc, args, runs, result, name="fig1a", panel=None):
     both = [s for s in above[0] if all(s in a for a in above)]
     rise = {s: max(above[i + 1][s] / max(above[i][s], xs.RATIO_FLOOR) for i in range(n_lv - 1)) for s in both}
     sharpen = xs.ratio_by_seed(contrasts[-1], contrasts[0])
-    support = support_by_seed(runs, table, kc, levels[-1])
-    outside = support_by_seed(runs, table, kc, levels[-1], reduce=np.median,
-                              measure=lambda model: mass_outside_top_atoms(model, kc // 2))
-    panel = panel or PANELS[name]
+    support = xs.support_by_seed(runs, table, kc, levels[-1])
+    outside = xs.support_by_seed(runs, table, kc, levels[-1], reduce=np.median,
+                              measure=lambda model: xs.mass_outside_top_atoms(model, kc // 2))
     radius = {s: float(an.spectral_radius(xs.panel_teacher(panel, s))) for s in fall}
     stable_fall = {s: v for s, v in fall.items() if radius[s] < 1.0}
     # Thm 8 assumes a stable teacher: the grid reading's top eigenvalue is 1.05 on every seed, so 000-P7 is not
@@ -294,105 +277,43 @@ def fig1a_checks(table, kc, args, runs, result, name="fig1a", panel=None):
     result.update(median_above_by_seed_per_level=[_str_keys(a) for a in above],
                   contrast_by_seed_per_level=[_str_keys(c) for c in contrasts], support_by_seed=_str_keys(support),
                   mass_outside_top_atoms_by_seed=_str_keys(outside), teacher_spectral_radius_by_seed=_str_keys(radius))
-    stable_check = [xs.seed_check(
+    stable_check = [seed_check(
         f"{name}: the same fall, only the seeds whose teacher is stable (spectral radius < 1, Thm 8's assumption; "
-        f"issue 28, a scope set after a run: reported beside, decides nothing): median over {len(stable_fall)} seeds "
+        f"a scope set after a run: reported beside, decides nothing): median over {len(stable_fall)} seeds "
         f"≥ {SHARPENING_FACTOR:g}", f"{src}, Thm 8", stable_fall, SHARPENING_FACTOR, ">=", predictions=[])] if p7 else []
     return [
-        xs.seed_check(f"{name}: per seed, median relative tail error over k > {kc} at L ≤ {levels[0]:g} / the same at "
-                      f"L ≤ {levels[-1]:g}: median over {len(fall)} seeds ≥ {SHARPENING_FACTOR:g}"
-                      + ("" if p7 else " (000-P7 not tested on this reading: every teacher has the eigenvalue 1.05, "
+        seed_check(f"{name}: per seed, median relative tail error over k > {kc} at L ≤ {levels[0]:g} / the same at "
+                   f"L ≤ {levels[-1]:g}: median over {len(fall)} seeds ≥ {SHARPENING_FACTOR:g}"
+                   + ("" if p7 else " (000-P7 not tested on this reading: every teacher has the eigenvalue 1.05, "
                          "outside Thm 8's stability assumption)"),
-                      f"{src} caption ('gradual transition … not reaching an exact global minimum'), Thm 8",
-                      fall, SHARPENING_FACTOR, ">=", predictions=["000-P10", "000-P6"] + p7),
+                   f"{src} caption ('gradual transition … not reaching an exact global minimum'), Thm 8",
+                   fall, SHARPENING_FACTOR, ">=", predictions=["000-P10", "000-P6"] + p7),
         *stable_check,
-        xs.seed_check(f"{name}: per seed, the largest rise of the median relative tail error over k > {kc} from one "
-                      f"level to the next ({' → '.join(f'{lv:g}' for lv in levels)}): median over {len(rise)} seeds "
-                      f"≤ 1 (it does not increase as L falls; issue 28: Thm 8 is a limit and claims no monotone fall, "
-                      f"so this is reported beside and decides nothing)", f"{src}, Thm 8", rise, 1.0, "<=",
-                      predictions=[]),
-        xs.seed_check(f"{name}: per seed, the below/above-{kc} contrast at L ≤ {levels[-1]:g} / the one at L ≤ "
-                      f"{levels[0]:g}: median over {len(sharpen)} seeds > 1 (the transition sharpens)",
-                      f"{src}, spec 000 §6 P10", sharpen, 1.0, ">", predictions=["000-P10"]),
-        xs.seed_check(f"{name}: per seed, median relative tail error over k < {kc} at L ≤ {levels[-1]:g}: median over "
-                      f"{len(below_low)} seeds ≥ {HIGH_BELOW:g}", f"{src}, Cor. A.2", below_low, HIGH_BELOW, ">=",
-                      predictions=["000-P10"]),
-        xs.seed_check(f"{name}: per seed, the spectral weight of the final student (a_i, b_i c_i) outside its d̂ = "
-                      f"{kc // 2} heaviest atoms (atoms within {SUPPORT_CLUSTER:g} merged), as a fraction of the total, "
-                      f"median over its k > {kc} runs with final loss ≤ {levels[-1]:g}: median over {len(outside)} "
-                      f"seeds ≤ {SUPPORT_WEIGHT:g} (Thm 5 / Lemma 7: at most d̂ atoms at L = 0; issue 28: a continuous "
-                      "measure, the median over k, replacing the atom count below)",
-                      f"{SOURCE}, Lemma 7 / Thm 5 (spec 000 §6 P6)", outside, SUPPORT_WEIGHT, "<=",
-                      predictions=["000-P6"]),
-        xs.seed_check(f"{name}: per seed, the largest number of atoms of the final student's spectral measure (a_i, "
-                      f"b_i c_i) with weight > {SUPPORT_WEIGHT:g} of the total (atoms within {SUPPORT_CLUSTER:g} "
-                      f"merged), over its k > {kc} runs with final loss ≤ {levels[-1]:g}: median over {len(support)} "
-                      f"seeds ≤ d̂ = {kc // 2} (the pre-issue-28 check: a discontinuous count maximised over k, for a "
-                      "statement at L = 0; reported beside, decides nothing)",
-                      f"{SOURCE}, Lemma 7 / Thm 5 (spec 000 §6 P6)", support, kc // 2, "<=", predictions=[]),
+        seed_check(f"{name}: per seed, the largest rise of the median relative tail error over k > {kc} from one "
+                   f"level to the next ({' → '.join(f'{lv:g}' for lv in levels)}): median over {len(rise)} seeds "
+                   f"≤ 1 (it does not increase as L falls; Thm 8 is a limit and claims no monotone fall, "
+                   f"so this is reported beside and decides nothing)", f"{src}, Thm 8", rise, 1.0, "<=",
+                   predictions=[]),
+        seed_check(f"{name}: per seed, the below/above-{kc} contrast at L ≤ {levels[-1]:g} / the one at L ≤ "
+                   f"{levels[0]:g}: median over {len(sharpen)} seeds > 1 (the transition sharpens)",
+                   f"{src}, 000-P10", sharpen, 1.0, ">", predictions=["000-P10"]),
+        seed_check(f"{name}: per seed, median relative tail error over k < {kc} at L ≤ {levels[-1]:g}: median over "
+                   f"{len(below_low)} seeds ≥ {HIGH_BELOW:g}", f"{src}, Cor. A.2", below_low, HIGH_BELOW, ">=",
+                   predictions=["000-P10"]),
+        seed_check(f"{name}: per seed, the spectral weight of the final student (a_i, b_i c_i) outside its d̂ = "
+                   f"{kc // 2} heaviest atoms (atoms within {SUPPORT_CLUSTER:g} merged), as a fraction of the total, "
+                   f"median over its k > {kc} runs with final loss ≤ {levels[-1]:g}: median over {len(outside)} "
+                   f"seeds ≤ {SUPPORT_WEIGHT:g} (Thm 5 / Lemma 7: at most d̂ atoms at L = 0; a continuous "
+                   "measure, the median over k, replacing the atom count below)",
+                   f"{SOURCE}, Lemma 7 / Thm 5 (000-P6)", outside, SUPPORT_WEIGHT, "<=",
+                   predictions=["000-P6"]),
+        seed_check(f"{name}: per seed, the largest number of atoms of the final student's spectral measure (a_i, "
+                   f"b_i c_i) with weight > {SUPPORT_WEIGHT:g} of the total (atoms within {SUPPORT_CLUSTER:g} "
+                   f"merged), over its k > {kc} runs with final loss ≤ {levels[-1]:g}: median over {len(support)} "
+                   f"seeds ≤ d̂ = {kc // 2} (the earlier check: a discontinuous count maximised over k, for a "
+                   "statement at L = 0; reported beside, decides nothing)",
+                   f"{SOURCE}, Lemma 7 / Thm 5 (000-P6)", support, kc // 2, "<=", predictions=[]),
     ]
-
-
-def support_by_seed(runs, table, kc, level, measure=None, reduce=np.max) -> dict:
-    """Per seed, ``reduce`` (default the largest) of ``measure`` of the final student (t = t1; default the effective
-    support size, gflow.analysis.effective_support_size) over its runs with k > kc whose final loss is ≤ ``level``
-    (Lemma 7 is about the final state of loss ≤ level)."""
-    def support_size(model):
-        return an.effective_support_size(model, weight_threshold=SUPPORT_WEIGHT, cluster_tol=SUPPORT_CLUSTER)
-    measure = measure or support_size
-    values = np.full(len(runs), np.nan)
-    for r, run in enumerate(runs):
-        if run.config["k"] > kc and run.loss[-1] <= level:
-            values[r] = measure(run.final)
-    return xs.per_seed(values, table["seed"], reduce=reduce)
-
-
-def mass_outside_top_atoms(model, d_hat: int) -> float:
-    """The spectral weight Σ|g_i| of ``model`` (gflow.analysis.spectral_measure) outside its ``d_hat`` heaviest atoms,
-    atoms within SUPPORT_CLUSTER merged (single linkage), over the total: 0 for a measure of ≤ d̂ atoms (Thm 5)."""
-    atoms, weights = (np.asarray(x) for x in an.spectral_measure(model))
-    order = np.argsort(atoms, kind="stable")
-    clusters = np.split(order, np.flatnonzero(np.diff(atoms[order]) > SUPPORT_CLUSTER) + 1)
-    mass = np.sort([np.sum(np.abs(weights[c])) for c in clusters])[::-1]
-    total = float(np.sum(mass))
-    return float(np.sum(mass[d_hat:]) / total) if total > 0 else float("nan")
-
-
-def _read_model(run, level):
-    """The student's impulse response at the first saved point with L ≤ level (a power of ten), or the final one
-    if the flow never got there, as an object with impulse_response() for the analysis functions."""
-    decade = -int(np.round(np.log10(level)))
-    ir = run.record["ir_decades"][decade] if decade < len(run.record["ir_decades"]) else run.record["ir_final"]
-    return _ResponseView(ir if np.all(np.isfinite(ir)) else run.record["ir_final"])
-
-
-class _ResponseView:
-    """An impulse response held as data (what the analysis functions need of a model)."""
-
-    def __init__(self, ir):
-        self.ir = np.asarray(ir)
-
-    def impulse_response(self, n):
-        return self.ir[:n]
-
-
-def students(runs, panel, ks, args, panels=PANELS) -> list[dict]:
-    """The students of ``panel`` trained with k in ``ks``, read at the lowest level: k, seed, the seed's teacher and
-    scale max_{j<H}|w_j|, the response, and its window and tail errors relative to that scale."""
-    p = panels[panel]
-    out = []
-    for r in runs:
-        k = int(r.config["k"])
-        if k not in ks:
-            continue
-        teacher = xs.panel_teacher(p, r.config["seed"])
-        s = xs.teacher_scale(teacher, args.horizon)
-        w = np.asarray(teacher.impulse_response(args.horizon))
-        m = _read_model(r, args.levels[-1])
-        out.append({"k": k, "seed": int(r.config["seed"]), "teacher": teacher, "scale": s, "model": m,
-                    "window": float(np.max(np.abs(m.ir[:k] - w[:k]))) / s,
-                    "tail": float(np.max(np.abs(m.ir[k:] - w[k:]))) / s})
-    return out
 
 
 def window_check(rows, figure, predictions):
@@ -402,7 +323,8 @@ def window_check(rows, figure, predictions):
     bad = [(r["k"], r["seed"]) for r in rows if r["window"] > WINDOW_FIT]
     n = len({r["seed"] for r in rows})
     return check(f"{figure}: every student read (k ∈ {sorted({r['k'] for r in rows})}, {n} seeds) fits its training "
-                 f"window: max_(j<k) |h_j − w_j| ≤ {WINDOW_FIT:g}·max|w|", "precondition", worst, WINDOW_FIT, worst <= WINDOW_FIT, kind="sanity", predictions=predictions,
+                 f"window: max_(j<k) |h_j − w_j| ≤ {WINDOW_FIT:g}·max|w|", "precondition", worst, WINDOW_FIT, direction="<=",
+                 kind="sanity", predictions=predictions,
                  not_fitting_k_seed=bad)
 
 
@@ -411,7 +333,7 @@ def figure5_checks(runs, args, reading="iid"):
     errors relative to its own teacher's max_{j<H}|w_j|. ``runs``: the students of the panel of ``reading`` (fig1a
     or fig1a_grid); every check carries the reading."""
     src = f"{SOURCE}, Fig. 5, App. B.3"
-    rows = students(runs, READING_PANELS[reading], (10, 20), args)
+    rows = xs.students(runs, PANELS[READING_PANELS[reading]], (10, 20), args.horizon, args.levels[-1])
     checks = [window_check(rows, "fig5", ["000-P14"])]
     fit = [r for r in rows if r["window"] <= WINDOW_FIT]
     by = {k: {r["seed"]: r for r in fit if r["k"] == k} for k in (10, 20)}
@@ -419,36 +341,36 @@ def figure5_checks(runs, args, reading="iid"):
     track = {s: an.extrapolation_horizon(r["model"], r["teacher"], TRACK_EPS * r["scale"], args.horizon)
              for s, r in by[10].items()}
     end = {s: float(np.max(np.abs(r["model"].ir[-10:]))) / r["scale"] for s, r in by[10].items()}
-    # "then decays to zero" against the teacher's own tail (issue 28): the student's last 10 lags over the teacher's
+    # "then decays to zero" against the teacher's own tail: the student's last 10 lags over the teacher's
     decay = {s: float(np.max(np.abs(r["model"].ir[-10:])))
              / max(float(np.max(np.abs(np.asarray(r["teacher"].impulse_response(args.horizon))[-10:]))), 1e-300)
              for s, r in by[10].items()}
     shown = [s for s in by[10] if tail[10][s] >= FAILS and track[s] >= TRACK_MIN and decay[s] <= DECAYED]
     level = args.levels[-1]
-    beside = "the median over seeds of the earlier reading, reported beside, decides nothing (issue 28)"
+    beside = "the median over seeds of the earlier reading, reported beside, decides nothing"
     checks += [
-        check(f"fig5 as the paper shows it (two selected students, an existence claim over seeds; issue 28): some "
+        check(f"fig5 as the paper shows it (two selected students, an existence claim over seeds): some "
               f"seed's k = 10 student fails (relative tail error ≥ {FAILS:g}), tracks the teacher past the window "
               f"(|h_j − w_j| ≤ {TRACK_EPS:g}·max|w| for j < {TRACK_MIN}) and then decays to zero measured against the "
               f"teacher's own tail (max |h_j| / max |w_j| over j = {args.horizon - 10}…{args.horizon - 1} ≤ "
-              f"{DECAYED:g}; before issue 28 against max|w|): number of such seeds ≥ 1 (of {len(by[10])})", src,
-              len(shown), 1, len(shown) >= 1, kind="prediction", predictions=["000-P14"], seeds_shown=shown),
+              f"{DECAYED:g}; earlier against max|w|): number of such seeds ≥ 1 (of {len(by[10])})", src,
+              len(shown), 1, direction=">=", kind="prediction", predictions=["000-P14"], seeds_shown=shown),
         check(f"fig5 as the paper shows it: some seed's k = 20 student extrapolates (relative tail error ≤ "
               f"{EXTRAPOLATES:g}): number of such seeds ≥ 1 (of {len(by[20])})", src,
               sum(v <= EXTRAPOLATES for v in tail[20].values()), 1,
-              any(v <= EXTRAPOLATES for v in tail[20].values()), kind="prediction", predictions=["000-P14"]),
-        xs.seed_check(f"fig5: k = 10 students fail: relative tail error (max_(j≥10)|h_j − w_j| / max|w|, each "
-                      f"seed's own teacher) at L ≤ {level:g}, median over {len(tail[10])} seeds ≥ {FAILS:g} ({beside})",
-                      src, tail[10], FAILS, ">=", predictions=[]),
-        xs.seed_check(f"fig5: k = 10 students track the teacher past the window: horizon with |h_j − w_j| ≤ "
-                      f"{TRACK_EPS:g}·max|w|, median over {len(track)} seeds ≥ {TRACK_MIN} ({beside})", src, track,
-                      TRACK_MIN, ">=", predictions=[]),
-        xs.seed_check(f"fig5: k = 10 students then decay to zero: max |h_j| over j = {args.horizon - 10}..."
-                      f"{args.horizon - 1} / max|w|, median over {len(end)} seeds ≤ {DECAYED:g} ({beside})", src, end,
-                      DECAYED, "<=", predictions=[]),
-        xs.seed_check(f"fig5: k = 20 students extrapolate: relative tail error at L ≤ {level:g}, median over "
-                      f"{len(tail[20])} seeds ≤ {EXTRAPOLATES:g} ({beside})", src, tail[20], EXTRAPOLATES, "<=",
-                      predictions=[]),
+              direction=">=", kind="prediction", predictions=["000-P14"]),
+        seed_check(f"fig5: k = 10 students fail: relative tail error (max_(j≥10)|h_j − w_j| / max|w|, each "
+                   f"seed's own teacher) at L ≤ {level:g}, median over {len(tail[10])} seeds ≥ {FAILS:g} ({beside})",
+                   src, tail[10], FAILS, ">=", predictions=[]),
+        seed_check(f"fig5: k = 10 students track the teacher past the window: horizon with |h_j − w_j| ≤ "
+                   f"{TRACK_EPS:g}·max|w|, median over {len(track)} seeds ≥ {TRACK_MIN} ({beside})", src, track,
+                   TRACK_MIN, ">=", predictions=[]),
+        seed_check(f"fig5: k = 10 students then decay to zero: max |h_j| over j = {args.horizon - 10}..."
+                   f"{args.horizon - 1} / max|w|, median over {len(end)} seeds ≤ {DECAYED:g} ({beside})", src, end,
+                   DECAYED, "<=", predictions=[]),
+        seed_check(f"fig5: k = 20 students extrapolate: relative tail error at L ≤ {level:g}, median over "
+                   f"{len(tail[20])} seeds ≤ {EXTRAPOLATES:g} ({beside})", src, tail[20], EXTRAPOLATES, "<=",
+                   predictions=[]),
     ]
     teachers_ = {r["seed"]: r["teacher"] for r in rows}
     results = {"k10_tail_error": _str_keys(tail[10]), "k20_tail_error": _str_keys(tail[20]),
@@ -481,7 +403,7 @@ def figure6_checks(runs, args):
     """App. B.3 / Fig. 6: k = 8 gives the zero solution, k = 18 fails shortly after 18, k = 20 extrapolates (the
     delay teacher is the same for every seed; the student differs)."""
     src = f"{SOURCE}, Fig. 6, App. B.3"
-    rows = students(runs, "fig1b", (8, 18, 20), args)
+    rows = xs.students(runs, PANELS["fig1b"], (8, 18, 20), args.horizon, args.levels[-1])
     checks = [window_check(rows, "fig6", ["000-P11"])]
     by = {k: {r["seed"]: r for r in rows if r["k"] == k and r["window"] <= WINDOW_FIT} for k in (8, 18, 20)}
     zero = {s: float(np.max(np.abs(r["model"].ir))) / r["scale"] for s, r in by[8].items()}
@@ -493,21 +415,21 @@ def figure6_checks(runs, args):
     checks += [
         check(f"fig6: k = 18 fails shortly after step 18, read as App. B.3 shows it ('we depict the average impulse "
               f"responses'): the impulse response averaged over the {len(by[18])} seeds tracks the teacher, "
-              f"|mean_s h_j − w_j| ≤ {FIG6_EPS:g}·max|w|, up to a horizon in [18, {18 + SHORTLY_AFTER}] (issue 28: "
+              f"|mean_s h_j − w_j| ≤ {FIG6_EPS:g}·max|w|, up to a horizon in [18, {18 + SHORTLY_AFTER}] ("
               "replaces as the deciding check the per-seed median below, which is bimodal over seeds; same band, set "
               "before the rerun)", src, averaged, [18, 18 + SHORTLY_AFTER],
               18 <= averaged <= 18 + SHORTLY_AFTER, kind="prediction", predictions=["000-P11"]),
-        xs.seed_check(f"fig6: k = 8 (all-zero targets) gives the zero solution: max_(j<{args.horizon}) |h_j| / max|w| "
-                      f"at L ≤ {level:g}, median over {len(zero)} seeds ≤ {ZERO_SOLUTION:g}", src, zero,
-                      ZERO_SOLUTION, "<=", predictions=["000-P11"]),
-        xs.seed_check(f"fig6: k = 18 fails shortly after step 18: horizon with |h_j − w_j| ≤ {FIG6_EPS:g}·max|w| "
-                      f"(≤ {args.horizon}), median over {len(horizon)} seeds in [18, {18 + SHORTLY_AFTER}] (the "
-                      "pre-issue-28 reading, per seed: reported beside the averaged response, decides nothing)", src,
-                      horizon, [18, 18 + SHORTLY_AFTER], "in", predictions=[]),
-        xs.seed_check(f"fig6: k = 18 fails: relative tail error at L ≤ {level:g}, median over {len(tail[18])} seeds "
-                      f"≥ {FAILS:g}", src, tail[18], FAILS, ">=", predictions=["000-P11"]),
-        xs.seed_check(f"fig6: k = 20 extrapolates: relative tail error at L ≤ {level:g}, median over {len(tail[20])} "
-                      f"seeds ≤ {EXTRAPOLATES:g}", src, tail[20], EXTRAPOLATES, "<=", predictions=["000-P11"]),
+        seed_check(f"fig6: k = 8 (all-zero targets) gives the zero solution: max_(j<{args.horizon}) |h_j| / max|w| "
+                   f"at L ≤ {level:g}, median over {len(zero)} seeds ≤ {ZERO_SOLUTION:g}", src, zero,
+                   ZERO_SOLUTION, "<=", predictions=["000-P11"]),
+        seed_check(f"fig6: k = 18 fails shortly after step 18: horizon with |h_j − w_j| ≤ {FIG6_EPS:g}·max|w| "
+                   f"(≤ {args.horizon}), median over {len(horizon)} seeds in [18, {18 + SHORTLY_AFTER}] (the "
+                   "earlier reading, per seed: reported beside the averaged response, decides nothing)", src,
+                   horizon, [18, 18 + SHORTLY_AFTER], "in", predictions=[]),
+        seed_check(f"fig6: k = 18 fails: relative tail error at L ≤ {level:g}, median over {len(tail[18])} seeds "
+                   f"≥ {FAILS:g}", src, tail[18], FAILS, ">=", predictions=["000-P11"]),
+        seed_check(f"fig6: k = 20 extrapolates: relative tail error at L ≤ {level:g}, median over {len(tail[20])} "
+                   f"seeds ≤ {EXTRAPOLATES:g}", src, tail[20], EXTRAPOLATES, "<=", predictions=["000-P11"]),
     ]
     results = {"k8_max_abs_h": _str_keys(zero), "k18_horizon_eps": _str_keys(horizon),
                "k18_horizon_of_averaged_response": averaged,
@@ -518,25 +440,22 @@ def figure6_checks(runs, args):
 
 def tight_runs(args, executor=None):
     """The Fig. 5 students (seed 0, k = 10 and 20) again at rtol/100."""
-    return run_panels({"fig1a": PANELS["fig1a"]}, args, executor, rtol_factor=0.01, ks=[10, 20], seeds=[0],
+    return run_panels({"fig1a": PANELS["fig1a"]}, args, executor, tight=True, ks=[10, 20], seeds=[0],
                       tag="_tight_rtol")["fig1a"]
 
 
 def tolerance_check(args, table, runs):
     """Sanity: relative errors at the lowest level of the Fig. 5 students (seed 0) and of the same at rtol/100."""
     tight = xs.errors_at_levels(runs, PANELS, args.levels, args.horizon)
-    diffs = []
-    for k in (10, 20):
-        a = table["error"][-1][(table["k"] == k) & (table["seed"] == 0)][0]
-        b = tight["error"][-1][tight["k"] == k][0]
-        diffs.append(abs(a - b) / abs(b))
-    worst = float(max(diffs))
+    at = [table["error"][-1][(table["k"] == k) & (table["seed"] == 0)][0] for k in (10, 20)]
+    at_tight = [tight["error"][-1][tight["k"] == k][0] for k in (10, 20)]
+    diffs = [abs(a - b) / abs(b) for a, b in zip(at, at_tight)]
     rtol = panel_rtol("fig1a", args)
-    return check(f"fig5 (seed 0, k = 10 and 20): relative tail errors at L ≤ {args.levels[-1]:g} agree within "
-                 f"{100 * TOLERANCE_AGREEMENT:g}% between rtol {rtol:g} and {rtol / 100:g} [{READINGS['iid']}]",
-                 "tolerance check (docs/design.md)", worst, TOLERANCE_AGREEMENT, worst <= TOLERANCE_AGREEMENT,
-                 kind="sanity", predictions=["000-P14"], reading="iid", relative_differences=diffs), \
-        {"relative_differences": diffs}
+    return gflow.study.tolerance_agreement(
+        f"fig5 (seed 0, k = 10 and 20): relative tail errors at L ≤ {args.levels[-1]:g} agree within "
+        f"{100 * TOLERANCE_AGREEMENT:g}% between rtol {rtol:g} and {gflow.study.tight_rtol(rtol):g} [{READINGS['iid']}]",
+        "tolerance check (docs/design.md)", at, at_tight, TOLERANCE_AGREEMENT, predictions=["000-P14"],
+        reading="iid", relative_differences=diffs), {"relative_differences": diffs}
 
 
 def main(argv=None):
@@ -608,79 +527,10 @@ def panel_results(name, args, panels, runs, checks, results):
 
 
 def make_figures(args, panels, runs_of, tables):
-    """One figure per panel, the two readings of C.2.1 side by side (fig1a.png: one column per reading; likewise
-    fig1a_d<d>.png, fig1a_sizes.png and fig5.png); fig6.png."""
-    seeds_h = f"{args.seeds} seed(s); H = {args.horizon}"
-    groups = {}  # the file of a panel: fig1a_grid and fig1a_grid_d<d> share fig1a's and fig1a_d<d>'s
-    for name in tables:
-        groups.setdefault(name.replace("_grid", ""), []).append(name)
-    for file, names in groups.items():
-        columns = []
-        for name in names:
-            p, table = panels[name], tables[name]
-            curves = [(f"L ≤ {level:.0e}", table["error"][i], table["k"], table["reached"][i])
-                      for i, level in enumerate(args.levels)]
-            reading = f"\n{READINGS[p['reading']]}" if p.get("reading") else ""
-            columns.append((panel_ks(name, args, panels), curves, table, 2 * p["teacher_dim"],
-                            f"seed 000 {p['source']}{reading}\n{p['teacher']} teacher d̂={p['teacher_dim']}, "
-                            f"{p['student']} student d={p['d']}, init {p['scale']:g}\n(gradient flow on the "
-                            f"population loss; {seeds_h})"))
-        error_figure(args, f"{file}.png", columns)
-    columns = []
-    for reading, base in READING_PANELS.items():
-        sizes = [n for n in tables if n == base or panels[n].get("size_of") == base]
-        if len(sizes) > 1:  # Sec. 5.1: d = 100, 200 "qualitatively identical" to d = 40
-            curves = [(f"d = {panels[n]['d']}", tables[n]["error"][-1], tables[n]["k"], tables[n]["reached"][-1])
-                      for n in sizes]
-            columns.append((sorted(set().union(*(panel_ks(n, args, panels) for n in sizes))), curves, tables[base],
-                            10, f"seed 000 Fig. 1(a) at several student sizes, read at L ≤ {args.levels[-1]:g}\n"
-                                f"{READINGS[reading]} ({seeds_h})"))
-    if columns:
-        error_figure(args, "fig1a_sizes.png", columns)
-    fig5 = [(f"{READINGS[reading]}", panel, runs_of[panel]) for reading, panel in READING_PANELS.items()
-            if panel in runs_of]
-    if fig5:
-        response_figure(args, "fig5", fig5, (10, 20), panels)
-    if "fig1b" in runs_of:
-        response_figure(args, "fig6", [("", "fig1b", runs_of["fig1b"])], (8, 18, 20), panels)
-
-
-def error_figure(args, file, columns):
-    """Error against k, one column per (ks, curves, table (for the zero baseline), 2d̂, title)."""
-    fig, axes = figure_grid(1, len(columns), panel=(6.5, 4.8), squeeze=False, sharey=True)
-    for ax, (ks, curves, zero_table, k_critical, title) in zip(axes[0], columns):
-        xs.plot_error_curves(ax, ks, curves, (zero_table["k"], zero_table["zero"]), k_critical, title)
-    save_figure(fig, args.out, file)
-
-
-def response_figure(args, fig_name, columns, ks, panels):
-    """Figs. 5 and 6: the students' impulse responses read at the lowest level against the teacher's, one column
-    per (reading, panel, runs). Fig. 5: the teacher changes with the seed, so seed 0 only; Fig. 6: the average over
-    seeds (thin: each)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = figure_grid(1, len(columns), panel=(7, 4.8), squeeze=False)
-    for ax, (reading, panel, runs) in zip(axes[0], columns):
-        p = panels[panel]
-        w = np.asarray(xs.panel_teacher(p, 0).impulse_response(args.horizon))
-        j = np.arange(args.horizon)
-        ax.plot(j, w, "k-", lw=2.5, alpha=0.5, label="teacher" + (" (seed 0)" if fig_name == "fig5" else ""))
-        for c, k in zip(plt.cm.tab10.colors, ks):
-            irs = np.array([_read_model(r, args.levels[-1]).ir for r in runs
-                            if r.config["k"] == k and (fig_name == "fig6" or r.config["seed"] == 0)])
-            if not len(irs):
-                continue
-            for ir in irs if len(irs) > 1 else []:
-                ax.plot(j, ir, color=c, lw=0.6, alpha=0.5)
-            ax.plot(j, irs.mean(axis=0), color=c, lw=1.4,
-                    label=f"student k = {k}" + (f" (mean of {len(irs)} seeds)" if len(irs) > 1 else ""))
-            ax.axvline(k, color=c, lw=0.8, ls=":")
-        lim = 1.5 * np.max(np.abs(w))
-        label_axes(ax, xlabel="j", ylabel="impulse response h_j", ylim=(-lim, lim), title_size=9,
-                   title=f"seed 000 {'Fig. 5' if fig_name == 'fig5' else 'Fig. 6'} (App. B.3): {p['teacher']} teacher "
-                         f"d̂={p['teacher_dim']}, students d={p['d']} at L ≤ {args.levels[-1]:g}"
-                         + (f"\n{reading}" if reading else ""))
-    save_figure(fig, args.out, f"{fig_name}.png")
+    """Seed 000's Figs. 1, 3, 5, 6 (:func:`gflow.problems.extrapolation.figures`), written to ``--out``."""
+    for file, fig in xs.figures(panels, runs_of, tables, {n: panel_ks(n, args, panels) for n in tables},
+                                seeds=args.seeds, horizon=args.horizon, levels=args.levels).items():
+        save_figure(fig, args.out, file)
 
 
 if __name__ == "__main__":

@@ -1,68 +1,58 @@
 """Extrapolation of gated (GRU, LSTM) and linear RNN students: the critical training length of a GRU teacher (seed 000
 Fig. 2) and memoryless, adversarial and memory teachers (seed 001 Figs. 1, 2, 5).
 
-Part A (seed 000 Sec. 5.3, Fig. 2; spec 000 §1.4d, §1.5, §5, P15). The GRU teacher of App. C.2.3: a GRU of hidden
-size d̂_g = 10 at init scale 1e-6, trained for 1000 Adam steps (lr 1e-3) to mimic an impulse response
-(gflow.discrete.fit_gru_teacher). The paper does not give that response, so the teacher's *memory* is ours and a
-parameter (--teacher-memory m): the target is the library's damped oscillation w_j = 0.9^j cos(0.3 j), j < 40,
-delayed by m steps (m zeros first), so the teacher is revealed after m steps, as seed 000's linear delay and random
-unbalanced teachers of dimension d̂ are revealed after d̂ steps (App. C.2.2); earlier default m = d̂_g = 10 (m = 0 is the
-undelayed target of earlier versions, whose critical k_g was ≈ 5, so k_g = 30 against 60 tested nothing). Issue 28:
-m = d̂_g = 10 was introduced after that run failed and is not in the paper, so the pre-registered m = 0 decides
-000-P15 (``--teacher-memory``, default 0) and m = 10 is run beside with the same checks, deciding nothing
-(``--trend-memories``, default 10); the trend check (ours, deciding nothing) asks whether the critical k_g grows
-with m. GRU students (PyTorch cell and init, linear readout, width 100 as in the paper) are
-trained with Adam on length-k_g sequences of N(0, 1) inputs, minibatches of 100 (paper), from a fixed training set,
-every output step supervised (the accumulating loss of seed 000 App. D, which has the same minimizers as the
-last-step loss); 10 seeds (paper). The extrapolation error is the paper's "ℓ∞ of responses, averaged over random
-inputs": for each of n_test fresh N(0, 1) sequences of length H, max_{k_g ≤ t < H} |y_student − y_teacher|
-(0-based output index t), averaged over the sequences, and divided by the teacher's scale mean_x max_{t<H}
-|y_teacher| (so the all-zero predictor scores ≈ 1). A seed's critical k_g is the smallest grid value from which on
-every error of that seed is ≤ EXTRAPOLATES (our threshold); the check takes the median over seeds, next to the
-paper's ≈ 40 (= 4 d̂_g). Means over seeds (the paper's Fig. 2(a) statistic) and medians come with bootstrap 95 %
-intervals (gflow.study.over_seeds).
+Part A (seed 000 Sec. 5.3, Fig. 2; 000-P15). The GRU teacher of App. C.2.3 (gflow.problems.gru_extrapolation): a GRU
+of hidden size d̂_g = 10 at init scale 1e-6, trained for 1000 Adam steps (lr 1e-3) to mimic an impulse response. The
+paper does not give that response, so the teacher's *memory* is ours and a parameter (--teacher-memory m): the
+target is the library's damped oscillation w_j = 0.9^j cos(0.3 j), j < 40, delayed by m steps, so the teacher is
+revealed after m steps, as seed 000's linear delay and random unbalanced teachers of dimension d̂ are revealed after
+d̂ steps (App. C.2.2). m = 0 (the undelayed target, whose critical k_g was ≈ 5, so k_g = 30 against 60 tested
+nothing) is the pre-registered memory and decides 000-P15 (``--teacher-memory``, default 0); m = d̂_g = 10 was
+introduced after that run failed and is not in the paper, so it is run beside with the same checks, deciding nothing
+(``--trend-memories``, default 10); the trend check (ours, deciding nothing) asks whether the critical k_g grows with
+m. GRU students (PyTorch cell and init, linear readout, width 100 as in the paper) are trained with Adam on
+length-k_g sequences of N(0, 1) inputs, minibatches of 100 (paper), from a fixed training set, every output step
+supervised (the accumulating loss of seed 000 App. D, which has the same minimizers as the last-step loss); 10 seeds
+(paper). The extrapolation error is the paper's "ℓ∞ of responses, averaged over random inputs": for each of n_test
+fresh N(0, 1) sequences of length H, max_{k_g ≤ t < H} |y_student − y_teacher| (0-based output index t), averaged
+over the sequences, and divided by the teacher's scale mean_x max_{t<H} |y_teacher| (so the all-zero predictor
+scores ≈ 1). A seed's critical k_g is the smallest grid value from which on every error of that seed is ≤
+EXTRAPOLATES (our threshold); the check takes the median over seeds, next to the paper's ≈ 40 (= 4 d̂_g). Means over
+seeds (the paper's Fig. 2(a) statistic) and medians come with bootstrap 95 % intervals (gflow.study.over_seeds).
+Compute (2 CPU cores): one Adam step of a width-100 GRU at k_g = 60, batch 100, takes ≈ 0.08 s; the full default
+(2 teacher memories × 9 k_g × 10 seeds, 8000 steps) takes hours, cached per run in OUT/runs so it can be resumed.
+Every setting that differs from the paper is in summary.json ("reductions") and in the figure title.
 
-Compute (2 CPU cores): one Adam step of a width-100 GRU at k_g = 60, batch 100, takes ≈ 0.08 s here; the full
-default (2 teacher memories × 9 k_g × 10 seeds, 8000 steps) is a long run (hours; see the issue 15 report),
-cached per run in OUT/runs so it can be resumed. Every setting that differs from the paper is in summary.json
-("reductions") and in the figure title.
-
-Part B (seed 001 §7, Figs. 1, 2 and App. D Fig. 5; spec 001 §4, predictions 15, 16, 17). §7: "Unless stated
-otherwise, in all experiments we use (non-symmetric) Xavier initialization … For optimization we use Adam … with
-learning rate [lost] and default momentum parameters of Keras implementation"; data "from a standard normal
-distribution …, many training sequences". So every student, the linear RNN included (issue 28), is trained with
-Adam (β = 0.9, 0.999, Keras's defaults) from Xavier-uniform init, full batch on one fixed sample of n_train
-sequences (the same sample for every architecture): linear RNN (gflow.LinearRNN, general A; 20 000 steps, lr
-1e-2: ours, the issue 28 probe's settings; all linear students of one mode in one gflow.discrete.run_adam_batch
-call), GRU and LSTM (3000 steps, lr 1e-2: ours). The paper's lr, width, k, step count, batch and sample size
-are lost or not given. The linear student trained instead by gradient flow on the exact population loss from
-the same Xavier init (this study's reading before issue 28) is kept as a labelled variant ("linear_gf"): its
-errors are printed, drawn (dashed) and stored in summary.json (part_b.variant_linear_gradient_flow) beside the
-Adam students', and decide nothing. Width d = 16, trained on length k = 8 with every output supervised
-(implemented as length-2k inputs with steps t ≤ k supervised, identical for causal models, so that normal and
-adversarial runs share their inputs and one compiled loop). Fig. 1: the
-memoryless teacher y_t = w* x_t (w* = 1). Fig. 2: a linear teacher with memory d_T = 2. Fig. 5: teachers of
-memory d_T ∈ {1, 2, 3, 4, 6, 8, 12, 16}. "Adversarial data" (Figs. 1, 2): training sequences of length 2k whose
-labels after step k carry an echo of the input k steps back (gflow.objectives.nonlinear_teachers.AdversarialLateLabels;
-for the gradient-flow variant the equivalent population loss of the teacher whose impulse response gets +1 at
-lag k). The measure is the relative
-MSE on fresh length-T = 3k sequences: E(ŷ_t − y_t)² summed over the steps of a window over E y_t² on the same
-window; the window t ≤ k ("fit") or k < t ≤ T ("extrapolation", the paper's "average error on sequence lengths it
-was not trained on", since the output at step t of a causal model is the last output of the length-t prefix).
-Memory teachers (the paper does not say how it drew them): A_T = 0.9·Q with Q Haar-orthogonal (every eigenvalue
-of modulus 0.9), B_T, C_T ~ N(0, I), C_T rescaled so that Σ_j w_j² = 1; one teacher per d_T (key 500 + d_T).
-
-Part B compute (2 CPU cores): --quick ≈ 25 s; at the default scale the 11 linear Adam students (two batched
-programs, one per mode) take ≈ 18 s per 2000 steps with compilation, so ≈ 2.5 min for 20 000 steps, on top of the
-GRU/LSTM runs and the gradient-flow variant.
+Part B (seed 001 §7, Figs. 1, 2 and App. D Fig. 5; 001-15, 001-16, 001-17). §7: "Unless stated otherwise, in all
+experiments we use (non-symmetric) Xavier initialization … For optimization we use Adam … with learning rate [lost]
+and default momentum parameters of Keras implementation"; data "from a standard normal distribution …, many
+training sequences". So every student, the linear RNN included, is trained with Adam (β = 0.9, 0.999, Keras's
+defaults) from Xavier-uniform init, full batch on one fixed sample of n_train sequences (the same sample for every
+architecture): linear RNN (gflow.LinearRNN, general A; 20 000 steps, lr 1e-2: ours, set by a probe; all linear
+students of one mode in one gflow.discrete.run_adam_batch call), GRU and LSTM (3000 steps, lr 1e-2: ours). The
+paper's lr, width, k, step count, batch and sample size are lost or not given. The linear student trained instead by
+gradient flow on the exact population loss from the same Xavier init (this study's earlier reading) is kept as a
+labelled variant ("linear_gf"): its errors are printed, drawn (dashed) and stored in summary.json
+(part_b.variant_linear_gradient_flow) beside the Adam students', and decide nothing. Width d = 16, trained on length
+k = 8 with every output supervised (implemented as length-2k inputs with steps t ≤ k supervised, identical for
+causal models, so that normal and adversarial runs share their inputs and one compiled loop). Fig. 1: the
+memoryless teacher y_t = w* x_t (w* = 1). Fig. 2: a linear teacher with memory d_T = 2. Fig. 5: teachers of memory
+d_T ∈ {1, 2, 3, 4, 6, 8, 12, 16} (gflow.problems.gru_extrapolation.memory_teacher: A_T = 0.9·Q, Q Haar-orthogonal;
+the paper does not say how it drew them; key 500 + d_T). "Adversarial data" (Figs. 1, 2): training sequences of
+length 2k whose labels after step k carry an echo of the input k steps back
+(gflow.objectives.nonlinear_teachers.AdversarialLateLabels; for the gradient-flow variant the equivalent population
+loss of the teacher whose impulse response gets +1 at lag k). The measure is the relative MSE on fresh length-T = 3k
+sequences: E(ŷ_t − y_t)² summed over the steps of a window over E y_t² on the same window; the window t ≤ k ("fit")
+or k < t ≤ T ("extrapolation", the paper's "average error on sequence lengths it was not trained on", since the
+output at step t of a causal model is the last output of the length-t prefix). Compute: --quick ≈ 25 s; the 11
+linear Adam students take ≈ 2.5 min for 20 000 steps, on top of the GRU/LSTM runs and the gradient-flow variant.
 
 Thresholds (all ours; the papers give none): part A EXTRAPOLATES = 0.1, FAILS = 0.25, FIT = 0.05 (relative ℓ∞);
 "≈ 40" read as 40 ± 10 on our grid; the trend: median per-seed growth of the critical k_g > 0. Part B
 MSE_EXTRAPOLATES = 0.05, MSE_FAILS = 0.25, MSE_FIT = 0.01 (relative MSE); small d_T ≤ k/4, large d_T ≥ k; growth
 factor 5; part B runs one seed (the paper gives no count). These were written before the Adam reading and are
-unchanged by it. Checks are predictions (evidence for seed 000 P15, seed 001 prediction 15 (Fig. 5) and the §7
-claims of Fig. 1 (001-16) and Fig. 2 (001-17)) or sanity checks (the students fit their training windows:
-preconditions, never evidence); the study exits non-zero only on an error or a failed sanity check.
+unchanged by it. Checks are predictions or sanity checks (the students fit their training windows: preconditions,
+never evidence); the study exits non-zero only on an error or a failed sanity check.
 
 Every configuration's result is written to OUT/runs/NAME.json as soon as it is computed and reused when the file
 exists with the same configuration and was made by the same code (gflow's source hash and this file's), so an
@@ -78,15 +68,13 @@ import hashlib
 import os
 import time
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
-from gflow import GflowInputError, initializers, teachers
+from gflow import initializers, teachers
 from gflow.objectives import nonlinear_teachers as nt
-from gflow.plot import figure_grid, label_axes
+from gflow.problems import gru_extrapolation as gp
 from gflow.study import check, over_seeds, QuickFull, run_study, save_figure, save_trajectories, study_parser
 
 SOURCE_000 = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
@@ -107,7 +95,7 @@ MSE_FIT = 0.01
 GROWTH = 5.0
 ARCHS = ("linear", "gru", "lstm")
 GF_VARIANT = "linear_gf"  # the linear student by gradient flow on the population loss: a labelled variant, not deciding
-FIG_IDS = {"Fig. 1": "001-16", "Fig. 2": "001-17"}  # seed 001 §7's claims of Figs. 1, 2 (gflow.study.PREDICTIONS)
+FIG_IDS = {"Fig. 1": "001-16", "Fig. 2": "001-17"}  # seed 001 §7's claims of Figs. 1, 2 (registry ids)
 
 
 def parse_args(argv=None):
@@ -158,9 +146,9 @@ def parse_args(argv=None):
     b.add_argument("--n-train1", type=int, default=QuickFull(256, quick=128), help="training sequences")
     b.add_argument("--n-test1", type=int, default=QuickFull(1000, quick=300), help="test sequences for the MSEs")
     b.add_argument("--steps-linear", type=int, default=20000,
-                   help="Adam steps for the linear RNN students (ours: the issue 28 probe's; the paper's is not given)")
+                   help="Adam steps for the linear RNN students (ours, set by a probe; the paper's is not given)")
     b.add_argument("--lr-linear", type=float, default=1e-2,
-                   help="Adam learning rate for the linear RNN students (ours: the issue 28 probe's; the paper's is lost)")
+                   help="Adam learning rate for the linear RNN students (ours, set by a probe; the paper's is lost)")
     b.add_argument("--no-gf-variant", dest="gf_variant", action="store_false",
                    help="skip the gradient-flow variant of the linear students (run by default with --archs linear)")
     b.add_argument("--t1", type=float, default=1e6, help="gradient-flow horizon of the linear gradient-flow variant")
@@ -191,110 +179,6 @@ def parse_args(argv=None):
     return args
 
 
-def _grid(values, errors, name):
-    values = np.asarray(values)
-    errors = np.asarray(errors, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0 or errors.shape != values.shape:
-        raise GflowInputError(f"`{name}` and `errors` must be non-empty 1-d arrays of one length, got "
-                              f"{values.shape} and {errors.shape}")
-    if np.any(np.diff(values) <= 0):
-        raise GflowInputError(f"`{name}` must be strictly increasing, got {values.tolist()}")
-    return values, errors
-
-
-def critical_length(ks, errors, threshold: float):
-    """The smallest training length k of the grid from which on every error is ≤ ``threshold`` (NaN counts as a
-    failure); None if the largest k fails. ``ks`` strictly increasing, ``errors`` one per k."""
-    ks, errors = _grid(ks, errors, "ks")
-    ok = errors <= threshold
-    if not ok[-1]:
-        return None
-    bad = np.flatnonzero(~ok)
-    return int(ks[bad[-1] + 1]) if bad.size else int(ks[0])
-
-
-def breakpoint_dimension(dims, errors, threshold: float):
-    """The largest teacher dimension d_T of the grid up to which every error is ≤ ``threshold`` (NaN counts as a
-    failure); None if the smallest d_T already fails."""
-    dims, errors = _grid(dims, errors, "dims")
-    ok = errors <= threshold
-    bad = np.flatnonzero(~ok)
-    if bad.size == 0:
-        return int(dims[-1])
-    return None if bad[0] == 0 else int(dims[bad[0] - 1])
-
-
-def memory_teacher(key, d_T: int, radius: float = 0.9) -> gflow.LinearRNN:
-    """A linear teacher with memory (seed 001 Figs. 2, 5; the paper does not say how its teachers were drawn):
-    A = radius·Q, Q Haar-orthogonal, B, C ~ N(0, I), C rescaled so that Σ_j w_j² = 1 (sum to numerical
-    convergence, 2000 lags)."""
-    if not isinstance(d_T, (int, np.integer)) or d_T < 1:
-        raise GflowInputError(f"`d_T` must be a positive integer, got {d_T!r}")
-    if not 0 < radius < 1:
-        raise GflowInputError(f"`radius` must lie in (0, 1) for a stable teacher, got {radius!r}")
-    kq, kb, kc = jax.random.split(key, 3)
-    g = np.asarray(jax.random.normal(kq, (d_T, d_T), dtype=jnp.float64))
-    q, r = np.linalg.qr(g)
-    q = q * np.sign(np.diag(r))[None, :]
-    B = np.asarray(jax.random.normal(kb, (d_T,), dtype=jnp.float64))
-    C = np.asarray(jax.random.normal(kc, (d_T,), dtype=jnp.float64))
-    teacher = gflow.LinearRNN(radius * q, B, C)
-    energy = float(np.sum(np.asarray(teacher.impulse_response(2000)) ** 2))
-    return gflow.LinearRNN(radius * q, B, C / np.sqrt(energy))
-
-
-def late_echo_teacher(teacher: gflow.LinearRNN, k: int, amplitude: float = 1.0) -> gflow.LinearRNN:
-    """The linear RNN whose impulse response is the SISO ``teacher``'s plus ``amplitude`` at lag k: the labels of
-    :class:`gflow.objectives.nonlinear_teachers.AdversarialLateLabels` (``late_response=(amplitude,)``) as one linear teacher, built as the
-    block-diagonal sum of the teacher and a delay line of k + 1 steps."""
-    if not isinstance(teacher, gflow.LinearRNN) or not teacher.siso:
-        raise GflowInputError("`teacher` must be a SISO gflow.LinearRNN")
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise GflowInputError(f"`k` must be a positive integer, got {k!r}")
-    line = teachers.delay(k + 1)  # impulse response 1 at lag k
-    A_t, A_l = np.asarray(teacher.transition()), np.asarray(line.transition())
-    d_t = A_t.shape[0]
-    A = np.zeros((d_t + k + 1, d_t + k + 1))
-    A[:d_t, :d_t], A[d_t:, d_t:] = A_t, A_l
-    B = np.concatenate([np.asarray(teacher.B), np.asarray(line.B)])
-    C = np.concatenate([np.asarray(teacher.C), amplitude * np.asarray(line.C)])
-    return gflow.LinearRNN(A, B, C)
-
-
-def linf_errors(y_model, y_teacher, k: int, scale: float) -> dict:
-    """Seed 000 Fig. 2's measure on outputs (n, H): mean over sequences of max |error| on the window t < k ("fit")
-    and on the tail k ≤ t < H, both over ``scale``; and the mean |error| per step."""
-    err = np.abs(np.asarray(y_model) - np.asarray(y_teacher))
-    if err.ndim != 2 or not 1 <= k < err.shape[1]:
-        raise GflowInputError(f"outputs must be (n, H) with 1 <= k < H, got {err.shape} and k = {k}")
-    return {"fit": float(np.mean(err[:, :k].max(axis=1)) / scale),
-            "tail": float(np.mean(err[:, k:].max(axis=1)) / scale),
-            "profile": err.mean(axis=0)}
-
-
-def relative_mse(y_model, y_teacher, k: int) -> dict:
-    """Seed 001's measure on outputs (n, T): Σ_t E(ŷ_t − y_t)² / Σ_t E y_t² over t ≤ k ("fit") and k < t ≤ T
-    ("extrapolation"), with the per-step MSE and teacher power."""
-    y_model, y_teacher = np.asarray(y_model), np.asarray(y_teacher)
-    if y_model.shape != y_teacher.shape or y_model.ndim != 2 or not 1 <= k < y_model.shape[1]:
-        raise GflowInputError(f"outputs must both be (n, T) with 1 <= k < T, got {y_model.shape}, "
-                              f"{y_teacher.shape} and k = {k}")
-    mse = np.mean((y_model - y_teacher) ** 2, axis=0)
-    power = np.mean(y_teacher ** 2, axis=0)
-    return {"fit": float(mse[:k].sum() / power[:k].sum()), "extrapolation": float(mse[k:].sum() / power[k:].sum()),
-            "mse": mse, "power": power}
-
-
-@eqx.filter_jit
-def _apply(model, x):
-    return jax.vmap(model)(x)
-
-
-def _outputs(model, x):
-    """Outputs of ``model`` on the sequences ``x`` (n, T): (n, T), compiled once per model structure."""
-    return np.asarray(_apply(model, jnp.asarray(x)))
-
-
 def code_identity() -> dict:
     """The code a cached result depends on: gflow's source and this study's file (gflow.sweep's rule)."""
     with open(os.path.abspath(__file__), "rb") as f:
@@ -315,29 +199,6 @@ def cached(out, name, config, compute):
     return result, why is None
 
 
-def _floats(x):
-    return np.asarray(x, dtype=np.float64)
-
-
-def teacher_target(memory: int) -> np.ndarray:
-    """The impulse response the GRU teacher is fitted to (ours; seed 000 App. C.2.3 says only "an arbitrarily chosen
-    impulse response"): ``memory`` zeros, then the library's damped oscillation w_j = 0.9^j cos(0.3 j), j < 40. The
-    teacher is revealed after ``memory`` steps, like seed 000's linear delay and random unbalanced teachers of state
-    dimension d̂, revealed after d̂ steps (App. C.2.2)."""
-    if not isinstance(memory, (int, np.integer)) or memory < 0:
-        raise GflowInputError(f"`memory` must be a non-negative integer, got {memory!r}")
-    return np.concatenate([np.zeros(memory), np.asarray(nt.damped_oscillation())])
-
-
-def gru_teacher(args, memory: int):
-    """The GRU teacher of seed 000 App. C.2.3 (hidden size d̂_g, init scale 1e-6, 1000 Adam steps at lr 1e-3) fitted
-    to :func:`teacher_target` of ``memory``: (teacher, target, max |impulse response − target|)."""
-    target = teacher_target(memory)
-    teacher = gflow.discrete.fit_gru_teacher(jax.random.key(args.teacher_seed), args.teacher_dim, target=target)
-    fit = float(np.max(np.abs(np.asarray(teacher(gflow.objectives.impulse(len(target)))) - target)))
-    return teacher, target, fit
-
-
 def run_a(args, teacher, x_test, y_test, scale, k, seed, memory):
     train = gflow.objectives.SampleLoss.from_teacher(jax.random.key(1000 + seed), teacher, args.n_train, k)
     student = gflow.models.gru(jax.random.key(2000 + seed), args.width)
@@ -346,8 +207,8 @@ def run_a(args, teacher, x_test, y_test, scale, k, seed, memory):
                                    config={"study": "gru_extrapolation", "part": "A", "k_g": k, "seed": seed,
                                            "teacher_memory": memory})
     save_trajectories(args.out, {f"gru_m{memory}_k{k}_s{seed}": traj})
-    y = _outputs(traj.final, x_test)
-    errors = linf_errors(y, y_test, k, scale)
+    y = gp.outputs(traj.final, x_test)
+    errors = gp.linf_errors(y, y_test, k, scale)
     return {"k": k, "seed": seed, "status": traj.status, "final_loss": float(traj.loss[-1]),
             "loss_per_step": float(traj.loss[-1]) / k, "steps": traj.diagnostics["step"], "loss": traj.loss,
             "fit": errors["fit"], "tail": errors["tail"], "profile": errors["profile"],
@@ -355,25 +216,13 @@ def run_a(args, teacher, x_test, y_test, scale, k, seed, memory):
             "example_output": y[0], "wall_time_s": traj.stats["wall_time_s"]}
 
 
-def seed_critical_lengths(ks, tails, threshold: float):
-    """The critical k_g of each seed (:func:`critical_length` of its column of ``tails``, one row per k); a seed
-    whose largest k_g fails gets max(ks) + 1, "beyond the grid"."""
-    ks = np.asarray(ks)
-    tails = np.asarray(tails, dtype=np.float64)
-    if tails.ndim != 2 or tails.shape[0] != ks.size:
-        raise GflowInputError(f"`tails` must be (len(ks), seeds), got {tails.shape} for {ks.size} lengths")
-    beyond = int(ks.max()) + 1
-    return np.array([beyond if (c := critical_length(ks, tails[:, s], threshold)) is None else c
-                     for s in range(tails.shape[1])], dtype=np.float64)
-
-
 def sweep_a(args, memory):
     """Every (k_g, seed) student of the teacher of ``memory``, from the cache where possible."""
     t0 = time.time()
-    teacher, target, teacher_fit = gru_teacher(args, memory)
+    teacher, target, teacher_fit = gp.gru_teacher(args.teacher_seed, args.teacher_dim, memory)
     H = args.horizon
     x_test = gflow.objectives.gaussian_sequences(jax.random.key(777), args.n_test, H)
-    y_test = _outputs(teacher, x_test)
+    y_test = gp.outputs(teacher, x_test)
     scale = float(np.mean(np.abs(y_test).max(axis=1)))
     print(f"  teacher memory m = {memory}: fitted in {time.time() - t0:.1f} s (max |IR − target| = {teacher_fit:.3g})",
           flush=True)
@@ -394,8 +243,8 @@ def sweep_a(args, memory):
     fits = np.array([[runs[(k, s)]["fit"] for s in range(args.seeds)] for k in args.kg], dtype=np.float64)
     mean = tails.mean(axis=1)
     return {"memory": memory, "runs": runs, "tails": tails, "fits": fits, "mean": mean, "std": tails.std(axis=1),
-            "critical": critical_length(args.kg, mean, EXTRAPOLATES),
-            "seed_critical": seed_critical_lengths(args.kg, tails, EXTRAPOLATES), "teacher_fit": teacher_fit,
+            "critical": gp.critical_length(args.kg, mean, EXTRAPOLATES),
+            "seed_critical": gp.seed_critical_lengths(args.kg, tails, EXTRAPOLATES), "teacher_fit": teacher_fit,
             "teacher_ir": np.asarray(teacher(gflow.objectives.impulse(H))), "teacher_example": y_test[0],
             "target": target, "scale": scale}
 
@@ -431,16 +280,16 @@ def checks_a(args, sweeps) -> list[dict]:
     """Part A's checks from the sweeps of every teacher memory (:func:`sweep_a`). The pre-registered teacher memory
     (``--teacher-memory``, default 0: the undelayed target) decides 000-P15; the memory m = d̂_g = 10, introduced
     after a run had failed and not in the paper, and any other memory are checked the same way beside, deciding
-    nothing (issue 28), as is the trend over memories (ours)."""
+    nothing, as is the trend over memories (ours)."""
     m, n = args.teacher_memory, args.seeds
     src = f"{SOURCE_000}, Sec. 5.3, Fig. 2"
     worst = max(float(w["fits"].max()) for w in sweeps.values())
     out = [check(f"A: every GRU student fits its training window: mean_x max_(t<k_g) |error| / scale ≤ {FIT:g} (worst "
                  f"of {sum(w['fits'].size for w in sweeps.values())} runs, all memories {sorted(sweeps)})",
-                 f"{src} (students trained on length k_g; precondition, ours)", worst, FIT, worst <= FIT,
+                 f"{src} (students trained on length k_g; precondition, ours)", worst, FIT, direction="<=",
                  kind="sanity", predictions=["000-P15"])]
     for memory in [m] + sorted(set(sweeps) - {m}):
-        out += memory_checks(args, sweeps[memory], memory, deciding=memory == m)
+        out += memory_checks(args, sweeps[memory], memory, src, deciding=memory == m)
     if len(sweeps) > 1:
         lo, hi = min(sweeps), max(sweeps)
         growth = sweeps[hi]["seed_critical"] - sweeps[lo]["seed_critical"]
@@ -451,12 +300,11 @@ def checks_a(args, sweeps) -> list[dict]:
     return out
 
 
-def memory_checks(args, a, memory, deciding) -> list[dict]:
+def memory_checks(args, a, memory, src, deciding) -> list[dict]:
     """Fig. 2's statements on the sweep ``a`` of one teacher memory: deciding 000-P15 for the pre-registered memory,
     reported beside (no prediction id) for the others."""
     ks, n = args.kg, args.seeds
-    src = f"{SOURCE_000}, Sec. 5.3, Fig. 2"
-    beside = "" if deciding else " — a teacher memory chosen after a run (issue 28: post hoc, decides nothing)"
+    beside = "" if deciding else " — a teacher memory chosen after a run (post hoc, decides nothing)"
     what = f"teacher memory m = {memory}, width {args.width}, mean over {n} seeds{beside}"
     preds = ["000-P15"] if deciding else []
     row = {k: i for i, k in enumerate(ks)}
@@ -482,7 +330,7 @@ def memory_checks(args, a, memory, deciding) -> list[dict]:
 def _b_teacher(args, teacher_name):
     if teacher_name == "memoryless":
         return teachers.memoryless(args.w)
-    return memory_teacher(jax.random.key(500 + int(teacher_name[2:])), int(teacher_name[2:]), args.radius)
+    return gp.memory_teacher(jax.random.key(500 + int(teacher_name[2:])), int(teacher_name[2:]), args.radius)
 
 
 def _b_jobs(args):
@@ -508,7 +356,7 @@ def _b_config(args, arch, teacher_name, mode):
 def _b_evaluate(args, model, teacher, status, final_loss, extra=None):
     T, k = args.eval_factor * args.k1, args.k1
     x = gflow.objectives.gaussian_sequences(jax.random.key(888), args.n_test1, T)
-    m = relative_mse(_outputs(model, x), _outputs(teacher, x), k)
+    m = gp.relative_mse(gp.outputs(model, x), gp.outputs(teacher, x), k)
     return {"status": status, "final_loss": final_loss, "fit": m["fit"], "extrapolation": m["extrapolation"],
             "mse": m["mse"], "power": m["power"], **(extra or {})}
 
@@ -553,11 +401,11 @@ def _b_linear_batch(args, jobs):
     for _, teacher_name, mode in jobs:
         teacher = _b_teacher(args, teacher_name)
         if mode == "adversarial":
-            losses.append(gflow.PopulationLoss(late_echo_teacher(teacher, k), 2 * k, weighting="accumulating"))
+            losses.append(gflow.PopulationLoss(gp.late_echo_teacher(teacher, k), 2 * k, weighting="accumulating"))
         else:
             losses.append(gflow.PopulationLoss(teacher, k, weighting="accumulating").padded_to(2 * k))
         models.append(initializers.xavier(jax.random.key(4000 + args.seed1), d))
-    trajs = gflow.solve_flows(losses, models, args.t1, rtol=1e-8, save_at=40, stop_loss=1e-20, progress=False,
+    trajs = gflow.solve_flows(losses, models, args.t1, rtol=gflow.flow.DEFAULT_RTOL, save_at=40, stop_loss=1e-20, progress=False,
                               config={"study": "gru_extrapolation", "part": "B"})
     return {job: _b_evaluate(args, traj.final, _b_teacher(args, job[1]), traj.status, float(traj.loss[-1]),
                              {"t_end": float(traj.ts[-1])}) for job, traj in zip(jobs, trajs)}
@@ -589,26 +437,26 @@ def checks_b(args, rows) -> list[dict]:
         fit_worst = max(float(rows[(a, teacher_name, m)]["fit"]) for a in args.archs for m in ("normal", "adversarial"))
         out.append(check(f"B {fig} ({what}): all {2 * len(args.archs)} students (normal and adversarial) fit the "
                          f"training window t ≤ k: relative MSE ≤ {MSE_FIT:g} (worst; one seed)",
-                         f"{src} (precondition, ours)", fit_worst, MSE_FIT, fit_worst <= MSE_FIT, kind="sanity",
+                         f"{src} (precondition, ours)", fit_worst, MSE_FIT, direction="<=", kind="sanity",
                          predictions=ids))
         for a in args.archs:
             how = opt if a == "linear" else ""
             e = float(rows[(a, teacher_name, "normal")]["extrapolation"])
             out.append(check(f"B {fig} ({what}), {a}{how}: normal training extrapolates: relative MSE on k < t ≤ {T} "
                              f"≤ {MSE_EXTRAPOLATES:g} (one seed)", f"{src}: 'all architectures extrapolate'", e,
-                             MSE_EXTRAPOLATES, e <= MSE_EXTRAPOLATES, kind="prediction", predictions=ids))
+                             MSE_EXTRAPOLATES, direction="<=", kind="prediction", predictions=ids))
             e = float(rows[(a, teacher_name, "adversarial")]["extrapolation"])
             out.append(check(f"B {fig} ({what}), {a}{how}: adversarial late labels reach a non-extrapolating fit: "
                              f"relative MSE on k < t ≤ {T} ≥ {MSE_FAILS:g} (one seed)",
                              f"{src}: 'despite existence of non-extrapolating solutions'", e, MSE_FAILS,
-                             e >= MSE_FAILS, kind="prediction", predictions=ids))
+                             direction=">=", kind="prediction", predictions=ids))
     dims = np.array(args.dT)
     small, large = dims <= k / 4, dims >= k
     src = f"{SOURCE_001}, App. D, Fig. 5"
     fit_worst = max(float(rows[(a, f"dT{d}", "normal")]["fit"]) for a in args.archs for d in args.dT)
     out.append(check(f"B Fig. 5: all {len(args.archs) * len(dims)} students (architectures × d_T ∈ {dims.tolist()}) "
                      f"fit the training window t ≤ k: relative MSE ≤ {MSE_FIT:g} (worst; one seed)",
-                     f"{src} (precondition, ours)", fit_worst, MSE_FIT, fit_worst <= MSE_FIT, kind="sanity",
+                     f"{src} (precondition, ours)", fit_worst, MSE_FIT, direction="<=", kind="sanity",
                      predictions=["001-15"]))
     for a in args.archs:
         e = np.array([rows[(a, f"dT{d}", "normal")]["extrapolation"] for d in args.dT], dtype=np.float64)
@@ -616,11 +464,11 @@ def checks_b(args, rows) -> list[dict]:
             out.append(check(f"B Fig. 5, {a}{opt if a == 'linear' else ''}: low extrapolation error for small d_T ≤ k/4 = {k / 4:g}: relative MSE "
                              f"on k < t ≤ {T}, max over d_T ∈ {dims[small].tolist()}, ≤ {MSE_EXTRAPOLATES:g} (one "
                              "seed)", src, float(e[small].max()), MSE_EXTRAPOLATES,
-                             bool(e[small].max() <= MSE_EXTRAPOLATES), kind="prediction", predictions=["001-15"]))
+                             direction="<=", kind="prediction", predictions=["001-15"]))
         if small.any() and large.any():
             ratio = float(np.median(e[large]) / max(np.median(e[small]), 1e-300))
             out.append(check(f"B Fig. 5, {a}{opt if a == 'linear' else ''}: the error grows beyond: median relative MSE over d_T ≥ k = {k} is ≥ "
-                             f"{GROWTH:g}× the median over d_T ≤ k/4 (one seed)", src, ratio, GROWTH, ratio >= GROWTH,
+                             f"{GROWTH:g}× the median over d_T ≤ k/4 (one seed)", src, ratio, GROWTH, direction=">=",
                              kind="prediction", predictions=["001-15"]))
     return out
 
@@ -667,7 +515,7 @@ def part_b(args, checks, results):
     results["part_b"] = {
         "rows": {name(j): {kk: v for kk, v in r.items() if kk not in ("mse", "power")} for j, r in rows.items()},
         "fig5_dT": dims, "fig5_extrapolation_mse": {a: fig5[a] for a in args.archs},
-        "fig5_breakpoint_dT": {a: breakpoint_dimension(dims, fig5[a], MSE_EXTRAPOLATES) for a in args.archs},
+        "fig5_breakpoint_dT": {a: gp.breakpoint_dimension(dims, fig5[a], MSE_EXTRAPOLATES) for a in args.archs},
         "fig5_breakpoint_reference_k_over_2": k / 2,
         "linear_optimizer": {"method": "Adam, full batch on the fixed sample (seed 001 §7)", "lr": args.lr_linear,
                              "steps": args.steps_linear, "betas": [0.9, 0.999], "n_train": args.n_train1}}
@@ -684,42 +532,8 @@ def part_b(args, checks, results):
 
 
 def figure_a(args, a):
-    import matplotlib.pyplot as plt
-
-    H, ks = args.horizon, np.array(args.kg)
-    fig, (ax, ax_ir, ax_steps) = figure_grid(1, 3, panel=(17 / 3, 4.8))
-    tails = np.array([[a["runs"][(k, s)]["tail"] for s in range(args.seeds)] for k in args.kg])
-    for s in range(args.seeds):
-        ax.semilogy(ks, tails[:, s], ".", color="gray", alpha=0.6, label="single seeds" if s == 0 else None)
-    ax.errorbar(ks, a["mean"], yerr=a["std"], fmt="o-", color="C0", capsize=3,
-                label=f"memory m = {args.teacher_memory}: mean ± std ({args.seeds} seeds)")
-    for i, (m, w) in enumerate(sorted(a["others"].items())):
-        ax.semilogy(ks, w["mean"], "s--", color=f"C{i + 4}", ms=4, label=f"memory m = {m}: mean")
-    ax.axhline(EXTRAPOLATES, color="C2", ls=":", label=f"extrapolates ≤ {EXTRAPOLATES:g}")
-    ax.axhline(FAILS, color="C3", ls=":", label=f"fails ≥ {FAILS:g}")
-    ax.axvline(PAPER_CRITICAL, color="k", ls="--", label=f"paper: critical ≈ {PAPER_CRITICAL}")
-    if a["critical"] is not None:
-        bound = "≤ " if a["critical"] == args.kg[0] else ""  # the smallest grid value already extrapolates
-        ax.axvline(a["critical"], color="C1", ls="-", lw=2, alpha=0.6,
-                   label=f"critical k_g of the mean (m = {args.teacher_memory}) {bound or '= '}{a['critical']}")
-    label_axes(ax, xlabel="training length k_g", ylabel="mean_x max_(k_g≤t<H) |y − y*| / mean_x max_t |y*|",
-               title=f"(a) extrapolation error vs k_g (teacher d̂_g = {args.teacher_dim}, H = {H})", title_size=9,
-               legend=7)
-    t = np.arange(1, H + 1)
-    ax_ir.plot(t, a["teacher_ir"], "k-", lw=2, label="teacher")
-    ax_ir.plot(np.arange(1, len(a["target"]) + 1), a["target"], "k:", lw=1, label="teacher's fit target")
-    for i, k in enumerate(sorted({args.kg[0], args.kg[-1], *args.pair})):  # the paper's Fig. 2(b): 30, 60
-        ax_ir.plot(t, _floats(a["runs"][(k, 0)]["impulse_response"]), color=f"C{i + 1}", label=f"student k_g = {k}")
-        ax_ir.axvline(k, color=f"C{i + 1}", ls=":", lw=1)
-    label_axes(ax_ir, xlabel="time step t (input: unit impulse at t = 1)", ylabel="output", title_size=9, legend=7,
-               title=f"(b) impulse responses (seed 0, teacher memory m = {args.teacher_memory})")
-    for k, c in zip(args.kg, plt.get_cmap("viridis")(np.arange(len(args.kg)) / max(1, len(args.kg) - 1))):
-        ax_steps.semilogy(t, np.maximum(_floats(a["runs"][(k, 0)]["profile"]), 1e-12), color=c, lw=1,
-                          label=f"k_g = {k}")
-        ax_steps.axvline(k, color=c, ls=":", lw=0.8)
-    label_axes(ax_steps, xlabel="time step t", ylabel="mean_x |y_t − y*_t| (random N(0,1) inputs)", legend=None,
-               title="(c) error per step, seed 0 (dotted: k_g)")
-    ax_steps.legend(fontsize=7, ncol=2)
+    fig = gp.figure_a(a, ks=args.kg, seeds=args.seeds, horizon=args.horizon, memory=args.teacher_memory,
+                      teacher_dim=args.teacher_dim, pair=args.pair, bars=(EXTRAPOLATES, FAILS, PAPER_CRITICAL))
     c = a["critical"]
     where = ("none: the largest k_g fails" if c is None else f"≤ {c} (the smallest grid value)" if c == args.kg[0]
              else f"{c} (grid: {args.kg[args.kg.index(c) - 1]} < k_c ≤ {c})")
@@ -729,49 +543,17 @@ def figure_a(args, a):
 
 
 def figure_b(args, rows, fig5):
-    k, T = args.k1, args.eval_factor * args.k1
-    t = np.arange(1, T + 1)
-    fig, axes = figure_grid(2, len(args.archs), panel=(5.4, 4), sharex=True, squeeze=False)
-    for r, teacher_name in enumerate(("memoryless", f"dT{args.fig2_dT}")):
-        for c, arch in enumerate(args.archs):
-            ax = axes[r, c]
-            curves = [(arch, "o-", "Adam: " if arch == "linear" else "")]
-            if arch == "linear" and GF_VARIANT in args.variants:
-                curves.append((GF_VARIANT, "x--", "gradient-flow variant: "))
-            for student, style, label in curves:
-                for mode, color in (("normal", "C0"), ("adversarial", "C3")):
-                    row = rows[(student, teacher_name, mode)]
-                    rel = _floats(row["mse"]) / _floats(row["power"])
-                    ax.semilogy(t, np.maximum(rel, 1e-16), style, ms=3, color=color,
-                                alpha=1.0 if student in args.archs else 0.6,
-                                label=f"{label}{mode}: extrapolation MSE {row['extrapolation']:.2g}")
-            ax.axvline(k + 0.5, color="gray", ls="--", label=f"training length k = {k}")
-            ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1)
-            what = "memoryless teacher (Fig. 1)" if r == 0 else f"teacher with memory d_T = {args.fig2_dT} (Fig. 2)"
-            label_axes(ax, title=f"{arch}: {what}", title_size=9, ylabel="E(ŷ_t − y_t)² / E y_t²", legend=7)
-    for ax in axes[1]:
-        ax.set_xlabel("time step t (test length T = 3k)")
+    k = args.k1
+    figs = gp.figures_b(rows, fig5, archs=args.archs, variant=GF_VARIANT if args.variants else None, k=k,
+                        T=args.eval_factor * k, fig2_dT=args.fig2_dT, dT=args.dT, bar=MSE_EXTRAPOLATES,
+                        width=args.width1, radius=args.radius)
     opt = (f"GRU/LSTM: Adam lr {args.lr1:g}, {args.steps1} steps; linear: Adam lr {args.lr_linear:g}, "
            f"{args.steps_linear} steps; full batch, {args.n_train1} sequences"
            + ("; dashed: linear by gradient flow (variant, not deciding)" if args.variants else ""))
-    save_figure(fig, args.out, "fig1_fig2_seed001.png", title_size=9,
+    save_figure(figs[0], args.out, "fig1_fig2_seed001.png", title_size=9,
                 title=f"seed 001 Figs. 1, 2 (one seed): width {args.width1}, k = {k}, Xavier init; adversarial = "
                       f"length-2k sequences with an echo x_(t−k) added to labels after k. {opt}")
-
-    fig, ax = figure_grid(panel=(7, 4.8))
-    for i, arch in enumerate(args.archs):
-        ax.semilogy(args.dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}",
-                    label=f"{arch} (Adam)" if arch == "linear" else arch)
-    if GF_VARIANT in args.variants:
-        ax.semilogy(args.dT, np.maximum(fig5[GF_VARIANT], 1e-16), "x--", color=f"C{args.archs.index('linear')}",
-                    alpha=0.6, label="linear, gradient flow (variant, not deciding)")
-    ax.axvline(k / 2, color="gray", ls=":", label=f"k/2 = {k / 2:g} (2 d_T Markov parameters)")
-    ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
-    ax.axhline(MSE_EXTRAPOLATES, color="C2", ls=":", lw=1, label=f"low ≤ {MSE_EXTRAPOLATES:g}")
-    label_axes(ax, xlabel="teacher state dimension d_T", ylabel=f"relative extrapolation MSE on k < t ≤ {T}",
-               title=f"seed 001 Fig. 5: width {args.width1}, k = {k}, teachers with |eig| = {args.radius:g}, one seed",
-               title_size=9)
-    save_figure(fig, args.out, "fig5_seed001.png")
+    save_figure(figs[1], args.out, "fig5_seed001.png")
 
 
 def main(argv=None):

@@ -1,8 +1,8 @@
 """Extrapolation needs a small initialization: error against k for several init scales (seed 000: Fig. 4, App. B.1.2).
 
-The body of App. B.1.2 is missing from the paper's text (spec 000 §5); its caption says "Extrapolation error increases
+The body of App. B.1.2 is missing from the paper's text; its caption says "Extrapolation error increases
 along with the scale of initialization" and App. B.1.1 that a larger scale "requires longer training sequences for
-getting good extrapolation error" (spec 000 §6 P13). What the paper leaves open, and what we chose:
+getting good extrapolation error". What the paper leaves open, and what we chose:
 
 - setting: that of Fig. 3(a) (App. B.1.1): balanced teacher d̂ = 5 (App. C.2.1, redrawn per seed, key = seed),
   general student d = 40 with entries scale·N(0, 1) (key 1000 + seed);
@@ -17,11 +17,11 @@ getting good extrapolation error" (spec 000 §6 P13). What the paper leaves open
 - seeds: 10 by default (the paper does not say how many it used for Fig. 4); seed s draws the teacher with key s at
   every scale, so the scales of one seed share a teacher and are compared seed by seed.
 
-Checks (issue 15), all *predictions* of spec 000 §6 P13, each decided on one value per seed by a bootstrap 95 %
+Checks, all *predictions* of 000-P13, each decided on one value per seed by a bootstrap 95 %
 interval of the median over seeds (gflow.study.over_seeds): for each pair of neighbouring scales, the seed's mean over
 k of the relative tail error at the larger scale minus that at the smaller is ≥ 0; and the seed's critical k is
 larger at the largest scale than at the smallest. The seed's critical k never decreasing from one scale to the next
-(its smallest step ≥ 0) is reported and decides nothing (issue 28: on a k grid of step 2 most steps are exactly 0,
+(its smallest step ≥ 0) is reported and decides nothing (on a k grid of step 2 most steps are exactly 0,
 so it could hardly fail). There is no sanity check; the study exits non-zero only on an error.
 
 Example:  python studies/init_scale.py --quick --out out/init_scale
@@ -31,10 +31,18 @@ from __future__ import annotations
 
 import numpy as np
 
-import extrapolation_sweeps as xs
 from gflow import analysis as an
 from gflow.plot import figure_grid
-from gflow.study import QuickFull, run_study, save_figure, study_parser, sweep_options
+from gflow.problems import extrapolation as xs
+from gflow.study import (
+    over_seeds_by_seed,
+    QuickFull,
+    rtol_option,
+    run_study,
+    save_figure,
+    study_parser,
+    sweep_options,
+)
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023), Fig. 4 / App. B.1.1–B.1.2"
@@ -54,16 +62,15 @@ def parse_args(argv=None):
     p.add_argument("--level", type=float, default=1e-9, help="loss level (a power of ten) at which errors are read")
     p.add_argument("--t1", type=float, default=1e10, help="integration time of every flow")
     p.add_argument("--horizon", type=int, default=an.extrapolation.DEFAULT_HORIZON, help="evaluation horizon H")
-    p.add_argument("--rtol", type=float, default=1e-8,
-                   help="solver rtol (gflow resolves the loss relative to itself down to its rounding floor; before "
-                        "issue 24 it was resolved only down to ≈ 1e-11 at rtol 1e-8)")
+    rtol_option(p, what="solver rtol (gflow resolves the loss relative to itself down to its rounding floor; before "
+                        "the descent guard it was resolved only down to ≈ 1e-11 at rtol 1e-8)", repeat=False)
     sweep_options(p)
     p.add_argument("--max-steps", type=int, default=60_000,
                    help="solver steps per flow before it is stopped (the flows to L = 1e-9 need ≈ 25k at rtol 1e-8)")
     args = p.parse_args(argv)
     args.scales = sorted(args.scales)
     args.ks = sorted(args.ks)
-    p.require_positive(args, "scales", "seeds", "level", "t1", "rtol", "n_save", "batch_size", "max_steps")
+    p.require_positive(args, "scales", "seeds", "level", "t1", "n_save", "batch_size", "max_steps")
     if args.slots is not None:
         p.require_positive(args, "slots")
     if len(args.scales) < 2:
@@ -153,7 +160,7 @@ def scale_checks(args, mean_by_seed, crit_by_seed, beyond) -> list[dict]:
     for i in range(len(args.scales) - 1):
         lo, hi = mean_by_seed[i], mean_by_seed[i + 1]
         diff = {s: hi[s] - lo[s] for s in lo if s in hi}
-        checks.append(xs.seed_check(
+        checks.append(over_seeds_by_seed(
             f"per seed, mean over {grid} of the {what}: at init scale {args.scales[i + 1]:g} minus at "
             f"{args.scales[i]:g}, median over {len(diff)} seeds ≥ 0 (the error does not decrease with the scale)",
             SOURCE, diff, 0.0, ">=", predictions=["000-P13"]))
@@ -165,13 +172,13 @@ def scale_checks(args, mean_by_seed, crit_by_seed, beyond) -> list[dict]:
             f"{beyond:g} if its largest k is not)")
     if len(args.scales) > 2:  # with two scales this would be the check below
         checks.append(
-            xs.seed_check(f"per seed, the smallest step of its {crit} from one init scale to the next "
+            over_seeds_by_seed(f"per seed, the smallest step of its {crit} from one init scale to the next "
                           f"({' → '.join(f'{s:g}' for s in args.scales)}): median over {len(steps)} seeds ≥ 0 "
                           f"(the critical k does not decrease with the scale; reported, decides nothing: on a k grid "
-                          f"of step 2 most per-seed steps are exactly 0, so it could hardly fail, issue 28; the "
+                          f"of step 2 most per-seed steps are exactly 0, so it could hardly fail; the "
                           f"two checks around it decide 000-P13)", SOURCE, steps, 0.0, ">=", predictions=[]))
     checks.append(
-        xs.seed_check(f"per seed, its {crit} at init scale {args.scales[-1]:g} minus at {args.scales[0]:g}: "
+        over_seeds_by_seed(f"per seed, its {crit} at init scale {args.scales[-1]:g} minus at {args.scales[0]:g}: "
                       f"median over {len(up)} seeds > 0 ('requires longer training sequences')", SOURCE, up, 0.0,
                       ">", predictions=["000-P13"]))
     return checks

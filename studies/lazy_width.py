@@ -1,53 +1,50 @@
-"""Lazy training with width (seeds 002, 004; seed 003 as a third setting): weight movement, linearization error and ReLU flips against the hidden width m.
+"""Lazy training with width (seeds 002, 004; seed 003 as a third setting): weight movement, linearization error and
+ReLU flips against the hidden width m.
 
 Every width m trains on the same task (same teacher, same fixed sample of N sequences, labels scaled to RMS
-``--label-rms`` on the supervised steps) for the same rescaled time τ, from ``--seeds`` random initializations:
-
-- "004" (Allen-Zhu & Li, spec 004 §1): ReLU Elman RNN, W, A ~ N(0, 2/m), B ~ N(0, 1/d_out), only W trained,
-  outputs at steps j = 3 … L, labels of the token-sum concept class ([RECON] eq. 3.1, Φ = z²) on normalized
-  sequences (spec 004 §1, ε_x = ``--eps-x``).
-- "002" (Panigrahi & Goyal, spec 002 §1.3): the same RNN with B ~ N(0, 2/d_out), W and A trained, output at the
-  last step only, labels of the sequence concept class (Def. 3.3, Φ = z²).
-- "003" (Cayci & Eryilmaz, spec 003 Def. 1): diagonal tanh RNN with output scale 1/√m and symmetric
-  initialization (α = ``--alpha``), W_ii and U trained, every step supervised, labels of a transport-map teacher
-  (eq. 8) on inputs uniform in the unit ball.
+``--label-rms`` on the supervised steps) for the same rescaled time τ, from ``--seeds`` random initializations, in
+three settings (gflow.problems.lazy_width): "004" (Allen-Zhu & Li: ReLU Elman RNN, only W trained, outputs at
+j = 3 … L, token-sum teacher, seed 004 eq. 3.1, Φ = z², ε_x = ``--eps-x``), "002" (Panigrahi & Goyal, Def. 3.2: W
+and A trained, last output, sequence concept class, Def. 3.3) and "003" (Cayci & Eryilmaz, Definition 1: diagonal
+tanh RNN, output scale 1/√m, symmetric init α = ``--alpha``, transport-map teacher, eq. 8).
 
 Time. Seeds 002/004 use the standard parameterization: the NTK is Θ(m), so their step size is η = Θ(1/(ε ρ² m))
-and the flow time ηT scales like 1/m (spec 002 §3 [DERIVED]); we run the flow for t = τ/m, i.e. the rescaled time
-τ = m t is the same at every width. Seed 003 already has the NTK scaling (output 1/√m), so t = τ there. The flow
-is integrated by full-batch GD (explicit Euler) with rescaled step η̄ = ``--eta`` (η = η̄/m, resp. η̄), far below
-the stability edge; the measurements are repeated at η̄/4 on the small widths and must not move (solver check).
+and the flow time ηT scales like 1/m (derived here from seed 002's step size); we run the flow for t = τ/m, i.e.
+the rescaled time τ = m t is the same at every width. Seed 003 already has the NTK scaling (output 1/√m), so t = τ
+there. The flow is integrated by full-batch GD (explicit Euler) with rescaled step η̄ = ``--eta`` (η = η̄/m, resp.
+η̄), far below the stability edge; the measurements are repeated at η̄/4 on the small widths and must not move
+(solver check).
 
-Centering. The papers' small output factor λ = ε/(10Lρ) exists to make the initial output negligible (spec 002
-§2.5, spec 004 P14); at simulator scale it would force movements 1/λ ~ 10⁵ times larger. We keep λ = 1 and
+Centering. The papers' small output factor λ = ε/(10Lρ) exists to make the initial output negligible (seed 002's
+objective, 004-P14); at simulator scale it would force movements 1/λ ~ 10⁵ times larger. We keep λ = 1 and
 train the centered predictor F(θ) − F(θ0) instead (labels y + F(θ0)(x)), which removes the initial output
 exactly and leaves the kernel and the lazy scalings unchanged (``--no-centering`` switches it off).
 
 Measured at the end of training, per width and seed:
 
-- movement: ‖θ − θ0‖_F over the trained layers, rescaled √m ‖θ − θ0‖_F (spec 004 P1 / spec 002 P3: constant in
-  m), relative ‖θ − θ0‖_F / ‖θ0‖_F, and the per-neuron √m max_i ‖Θ_i − Θ_i(0)‖ (spec 003 P9: O(1));
-- linearization error |F(θ) − F^Lin(θ)| with F^Lin the JVP at θ0 (the pseudo-network of spec 002 §3.1, the
-  coupling of spec 004 Lemma 6.1), RMS over the supervised outputs;
-- the fraction of ReLU activations 1[g_t ≥ 0] that changed (spec 004 P3, spec 002 P3), over all sequences/steps;
-- the relative hidden-state drift max_t mean_n ‖h_t(θ) − h_t(θ0)‖ / ‖h_t(θ0)‖ (spec 004 P2, forward stability);
+- movement: ‖θ − θ0‖_F over the trained layers, rescaled √m ‖θ − θ0‖_F (004-P1 / 002-P3: constant in
+  m), relative ‖θ − θ0‖_F / ‖θ0‖_F, and the per-neuron √m max_i ‖Θ_i − Θ_i(0)‖ (003-P9: O(1));
+- linearization error |F(θ) − F^Lin(θ)| with F^Lin the JVP at θ0 (the pseudo-network of seed 002 eqs. (4), (5),
+  the coupling of seed 004 Lemma 6.1), RMS over the supervised outputs;
+- the fraction of ReLU activations 1[g_t ≥ 0] that changed (004-P3, 002-P3), over all sequences/steps;
+- the relative hidden-state drift max_t mean_n ‖h_t(θ) − h_t(θ0)‖ / ‖h_t(θ0)‖ (004-P2, forward stability);
 - the training loss, which must fall at every width (a precondition of the lazy measures, not a prediction), and
   its split by output position j (the loss at each supervised step);
 - (002/004) the population loss E_D Obj of the trained predictor, estimated on ``--n-test`` fresh sequences of the
   same teacher (labels scaled by the training sample's factor), and the generalization gap E_D Obj − E_Z Obj;
-- at initialization: the output max|F_j(θ0)| on the supervised steps against ρ = 100 L d_out ln m (spec 002 P8,
-  spec 004 P14: λ = ε/(10Lρ) makes λ F(θ0) ≤ ε/(10L)), and (spec 002 P9, He-init facts, sanity checks of our
+- at initialization: the output max|F_j(θ0)| on the supervised steps against ρ = 100 L d_out ln m (002-P8,
+  004-P14: λ = ε/(10Lρ) makes λ F(θ0) ≤ ε/(10L)), and (002-P9, He-init facts, sanity checks of our
   initialization) E‖h_l‖² = 1 + (l−1) ε_x² (l < L), 2 + (L−2) ε_x² at l = L, ‖W‖₂ ≈ 2√2. Settings 002 and 004 draw
   the same W, A (one key) on the same inputs, so these init statistics are measured once for both.
 
 Every exponent in m is fitted per seed (least squares in log-log over the widths) and decided over the seeds by the
 bootstrap interval of the median (``gflow.study.over_seeds``). The papers have no experiments, so the seed count
-is ours (default 10). Papers' rates (thresholds fixed before any run): linearization error m^(−1/6) (spec 004 P5
-[DERIVED] from Lemma 6.1, an upper bound: exponent ≤ rate + ``--rate-tolerance``) and m^(−1/2) (spec 003 P5,
-bound); flip fraction m^(−1/3) (spec 004 P3, from ‖D'‖_0 ≤ O(ρ⁴ Δ^(2/3) m^(2/3)), bound); ‖θ − θ0‖_F ∝ m^(−1/2)
-(spec 004 P1, Lemma 7.1 ‖W_t‖_F ≤ Δ/√m; two-sided, ``--movement-tolerance``); hidden-state drift m^(−1/2) (spec
-004 P2, App. F ‖h'_i‖ ≤ O(ρ⁶Δ/√m), two-sided); relative movement m^(−1/2) (spec 003 P9, two-sided) and
-√m max_i ‖ΔΘ_i‖ bounded (spec 003 P9: exponent ≤ 0.15). Seed 002's main text states no rates (its appendices are
+is ours (default 10). Papers' rates (thresholds fixed before any run): linearization error m^(−1/6) (004-P5,
+derived here from Lemma 6.1, an upper bound: exponent ≤ rate + ``--rate-tolerance``) and m^(−1/2) (003-P5,
+bound); flip fraction m^(−1/3) (004-P3, from ‖D'‖_0 ≤ O(ρ⁴ Δ^(2/3) m^(2/3)), bound); ‖θ − θ0‖_F ∝ m^(−1/2)
+(004-P1, Lemma 7.1 ‖W_t‖_F ≤ Δ/√m; two-sided, ``--movement-tolerance``); hidden-state drift m^(−1/2)
+(004-P2, App. F ‖h'_i‖ ≤ O(ρ⁶Δ/√m), two-sided); relative movement m^(−1/2) (003-P9, two-sided) and
+√m max_i ‖ΔΘ_i‖ bounded (003-P9: exponent ≤ 0.15). Seed 002's main text states no rates (its appendices are
 missing): its linearization error and flips are only required to fall with m.
 
 Seed 004 P14 (only W trained): at the largest width the 004 task is also trained with W and A (A is seed 002's
@@ -55,21 +52,22 @@ choice), same init, task, τ and η̄; W alone must achieve at least half of the
 priori bar: A adds about 0.4–0.7 of W's NTK trace at ε_x = 0.5, L = 6, less at ε_x = 1/L; a kernel k times W's would
 give at least 1/k ≈ 0.6 of the reduction).
 
-Seed 004 P6 / seed 002 P5 (sample complexity free of m up to log m: Lemma 8.1, Sec. 9; Thm 3.1): at the fixed N, the
+004-P6 / 002-P5 (sample complexity free of m up to log m: Lemma 8.1, Sec. 9; Thm 3.1): at the fixed N, the
 gap E_D Obj − E_Z Obj must not grow with m: per seed, the gap at the largest width minus the gap at the smallest, in
 units of the label energy E_Z Σ_j y_j² (the zero predictor's loss), at most 0.1 (ours, as regular_language's bar).
 
-Seed 004 P12 (no interference across positions): the token-sum teacher already has a distinct concept
+004-P12 (no interference across positions): the token-sum teacher already has a distinct concept
 b_{i→j} Φ(⟨w_{i→j}, x̄_i⟩) for every pair i < j and outputs at every j = 3 … L; at the largest width, per seed, the
 worst position's final/initial training loss must be below 1: the one shared W lowers every position's loss
-(interference would raise one while the total falls). Before issue 28 the bar was 0.5 (every position's loss at
-least halves), which measures slow learning, not interference: it is reported beside and decides nothing.
+(interference would raise one while the total falls). Before the results review the bar was 0.5 (every position's
+loss at least halves), which measures slow learning, not interference: it is reported beside and decides nothing.
 
-Setup (issue 28). ε_x = 1/L by default (seed 004's premise ε_x ≤ 1/L, Lemma C.1; before: 0.5 at L = 6, above it) and
-τ = 8 (before: 2, where the worst run's loss ratio reached 0.509 against the precondition's 0.5; a first run at
-τ = 4 with ε_x = 1/L still left the worst of 60 seed-002 runs at 0.5055, m = 64, while the median is 0.31–0.46);
-widths 64 … 2048 (m = 4096, three quarters of the cost, is left out of the default; ``--widths`` adds it). λ-centering (spec 002 P8 /
-spec 004 P14's λ) is an identity of the initialization (issue 28), shown under 002-P8; 004-P14 is decided by
+Setup (set in the results review). ε_x = 1/L by default (seed 004's premise ε_x ≤ 1/L, Lemma C.1; before: 0.5 at
+L = 6, above it) and τ = 8 (before: 2, where the worst run's loss ratio reached 0.509 against the precondition's
+0.5; a first run at τ = 4 with ε_x = 1/L still left the worst of 60 seed-002 runs at 0.5055, m = 64, while the
+median is 0.31–0.46);
+widths 64 … 2048 (m = 4096, three quarters of the cost, is left out of the default; ``--widths`` adds it).
+λ-centering (002-P8 / 004-P14's λ) is an identity of the initialization, shown under 002-P8; 004-P14 is decided by
 "only W trained is enough".
 
 Example:  python studies/lazy_width.py --quick --out out/lazy_width_quick
@@ -79,39 +77,33 @@ from __future__ import annotations
 
 import math
 import time
-from typing import NamedTuple
 
-import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 import gflow
-
-# noqa: E402
-from gflow import analysis as an, GflowInputError
-from gflow.objectives import nonlinear_teachers as nt
-from gflow.plot import figure_grid, label_axes
+from gflow import GflowInputError
+from gflow.problems import lazy_width as lp
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCES = {"004": "seed 004 (Allen-Zhu & Li, NeurIPS 2019)", "002": "seed 002 (Panigrahi & Goyal, NeurIPS 2021)",
            "003": "seed 003 (Cayci & Eryilmaz)"}
-SETTINGS = ("004", "002", "003")
+SETTINGS = lp.SETTINGS
 # The papers' exponents in m: (exponent, kind, where). "bound": an upper bound (one-sided comparison);
 # "scaling": a stated order (two-sided). Listed in the results table; the checked ones are in CHECKED.
 PAPER_RATES = {
-    "004": {"movement": (-0.5, "scaling", "spec 004 P1 (Lemma 7.1: ‖W_t‖_F ≤ Δ/√m)"),
-            "relative_movement": (-1.0, "scaling", "spec 004 P1 (‖W_0‖_F ≈ √(2m))"),
-            "linearization_error": (-1 / 6, "bound", "spec 004 P5 [DERIVED] from Lemma 6.1 (ρ, L, Δ fixed)"),
-            "flip_fraction": (-1 / 3, "bound", "spec 004 P3 (App. F: ‖D'_i‖_0 ≤ O(ρ⁴ Δ^(2/3) m^(2/3)))"),
-            "hidden_drift_relative": (-0.5, "scaling", "spec 004 P2 (App. F: ‖h'_i‖ ≤ O(ρ⁶ Δ/√m), ‖h_i‖ ≈ 1)")},
-    "002": {"movement": (-0.5, "scaling", "spec 002 P3 (O(1/√m) radius, made explicit in spec 004 Lemma 7.1)"),
-            "relative_movement": (-1.0, "scaling", "spec 002 P3 with ‖W_0‖_F ≈ √(2m) (rate of spec 004 P1)"),
-            "linearization_error": (0.0, "falls", "spec 002 P3 (shrinks with m; no rate in the text)"),
-            "flip_fraction": (0.0, "falls", "spec 002 P3 (shrinks with m; no rate in the text)")},
-    "003": {"neuron_movement": (0.0, "bounded", "spec 003 P9 (√m max_i ‖Θ_i − Θ_i(0)‖ = O(1), Theorem 2)"),
-            "relative_movement": (-0.5, "scaling", "spec 003 P9"),
-            "linearization_error": (-0.5, "bound", "spec 003 P5 (Proposition 4)")},
+    "004": {"movement": (-0.5, "scaling", "004-P1 (Lemma 7.1: ‖W_t‖_F ≤ Δ/√m)"),
+            "relative_movement": (-1.0, "scaling", "004-P1 (‖W_0‖_F ≈ √(2m))"),
+            "linearization_error": (-1 / 6, "bound", "004-P5, derived here from Lemma 6.1 (ρ, L, Δ fixed)"),
+            "flip_fraction": (-1 / 3, "bound", "004-P3 (App. F: ‖D'_i‖_0 ≤ O(ρ⁴ Δ^(2/3) m^(2/3)))"),
+            "hidden_drift_relative": (-0.5, "scaling", "004-P2 (App. F: ‖h'_i‖ ≤ O(ρ⁶ Δ/√m), ‖h_i‖ ≈ 1)")},
+    "002": {"movement": (-0.5, "scaling", "002-P3 (O(1/√m) radius, made explicit in seed 004 Lemma 7.1)"),
+            "relative_movement": (-1.0, "scaling", "002-P3 with ‖W_0‖_F ≈ √(2m) (rate of 004-P1)"),
+            "linearization_error": (0.0, "falls", "002-P3 (shrinks with m; no rate in the text)"),
+            "flip_fraction": (0.0, "falls", "002-P3 (shrinks with m; no rate in the text)")},
+    "003": {"neuron_movement": (0.0, "bounded", "003-P9 (√m max_i ‖Θ_i − Θ_i(0)‖ = O(1), Theorem 2)"),
+            "relative_movement": (-0.5, "scaling", "003-P9"),
+            "linearization_error": (-0.5, "bound", "003-P5 (Proposition 4)")},
 }
 # The exponents decided by a prediction check, and the prediction each one tests. Left out as duplicates of a
 # checked number: the relative movement of 004/002 (‖θ0‖_F ≈ √(2m) is fixed, so its exponent is the movement
@@ -130,7 +122,7 @@ LABELS = {"movement": "‖θ − θ0‖_F over the trained layers",
 TRAINED = {"004": "W", "002": "W and A", "003": "W_ii and U"}
 LOSS_RATIO_MAX = 0.5  # precondition: the training loss must at least halve at every width (our a-priori bar)
 NEURON_GROWTH_MAX = 0.15  # "bounded": fitted exponent of √m max_i ‖ΔΘ_i‖ at most this (√log m from the max ≈ 0.04)
-SOLVER_RTOL = 0.1  # η̄ vs η̄/4: movement and linearization error within 10 % (GD follows the flow)
+STEP_AGREEMENT = 0.1  # η̄ vs η̄/4: movement, linearization error and loss ratio within 10 % (GD follows the flow)
 P14_REDUCTION_MIN = 0.5  # 004-P14: W alone removes at least half the loss that W and A remove (a priori, docstring)
 # 004-P6 / 002-P5 (ours, fixed before any run, as regular_language's GAP_GROWTH): the generalization gap at the
 # largest width exceeds the gap at the smallest by at most 0.1 of the label energy E_Z Σ_j y_j² (the loss of the zero
@@ -139,12 +131,12 @@ P14_REDUCTION_MIN = 0.5  # 004-P14: W alone removes at least half the loss that 
 GAP_GROWTH_MAX = 0.1
 # 004-P12 "no interference": at the largest width the one shared W *lowers* the training loss at every supervised
 # position (per seed the worst position's final/initial ratio < 1); interference between the positions' (i → j)
-# concepts would raise some position's loss while the total falls. Issue 28: the bar before it, 0.5 (every position's
+# concepts would raise some position's loss while the total falls. The bar before it, 0.5 (every position's
 # loss at least halves, the precondition's bar), measured how fast a position learns, not interference; it is
-# reported beside (PRE_ISSUE_28_POSITION_BAR) and decides nothing. The new bar was fixed with the new setup
+# reported beside (EARLIER_POSITION_BAR) and decides nothing. The new bar was fixed with the new setup
 # (ε_x = 1/L, longer runs), before that setup's first run.
 POSITION_RATIO_MAX = 1.0
-PRE_ISSUE_28_POSITION_BAR = 0.5
+EARLIER_POSITION_BAR = 0.5
 
 
 def parse_args(argv=None):
@@ -164,7 +156,7 @@ def parse_args(argv=None):
                    help="fresh sequences of the same teacher estimating the population loss E_D Obj (002/004)")
     p.add_argument("--eps-x", type=float, default=None,
                    help="token scale ε_x of the normalized sequences (002/004); default 1/L, the largest seed 004's "
-                        "Lemma C.1 premise ε_x ≤ 1/L allows (seed 002 asks ε_x ≤ 1/poly(ρ), unspecified; issue 28: "
+                        "Lemma C.1 premise ε_x ≤ 1/L allows (seed 002 asks ε_x ≤ 1/poly(ρ), unspecified; "
                         "0.5 before, above the premise at L = 6)")
     p.add_argument("--alpha", type=float, default=0.5, help="|W_ii(0)| = α of seed 003's initialization")
     p.add_argument("--label-rms", type=float, default=1.0, help="teacher labels scaled to this RMS (our choice)")
@@ -209,211 +201,51 @@ def validate(args):
     args.settings = list(dict.fromkeys(args.settings))
 
 
-def time_scale(setting: str, m: int) -> float:
-    """t per unit of rescaled time τ: 1/m in the standard parameterization of seeds 002/004, 1 for seed 003."""
-    return 1.0 if setting == "003" else 1.0 / m
-
-
-class Task(NamedTuple):
-    """One setting's task: the training sample Z (``inputs`` (N, L, d), ``labels`` (N, L)), its supervised
-    ``steps``, and for 002/004 ``--n-test`` fresh sequences of the same teacher, labels scaled by the same factor: the
-    Monte-Carlo estimate of the population E_D (spec 004 P6, spec 002 P5)."""
-
-    inputs: jax.Array
-    labels: jax.Array
-    steps: object
-    test_inputs: jax.Array | None = None
-    test_labels: jax.Array | None = None
-
-
-def sample_inputs(setting: str, key, n: int, args) -> jax.Array:
-    """N input sequences (N, L, d): normalized token sequences (002/004, ε_x = ``--eps-x``), uniform in the unit
-    ball (003)."""
-    if setting == "003":
-        return gflow.objectives.unit_ball_sequences(key, n, args.length, args.d)
-    return gflow.objectives.normalized_token_sequences(key, n, args.length, args.d, eps_x=args.eps_x)
-
-
-def make_task(setting: str, args) -> Task:
-    """The :class:`Task` of one setting, labels at RMS ``label_rms`` on the supervised steps of the training sample."""
-    k_teacher, k_x = jax.random.split(jax.random.key(args.task_seed))
-    L, d, n = args.length, args.d, args.n
-    if setting == "003":
-        teacher, steps = nt.transport_teacher(k_teacher, d, alpha=args.alpha), "all"
-    else:
-        make = nt.token_sum_teacher if setting == "004" else nt.sequence_concept_teacher
-        teacher = make(k_teacher, L, d, eps_x=args.eps_x)
-        steps = range(3, L + 1) if setting == "004" else "last"
-    inputs = sample_inputs(setting, k_x, n, args)
-    labels = jax.vmap(teacher)(inputs)
-    w = np.asarray(gflow.objectives.SampleLoss(inputs, labels, steps=steps).step_weights)
-    factor = args.label_rms / float(jnp.sqrt(jnp.sum(w * labels**2) / (n * w.sum())))
-    if setting == "003":  # no population check: seed 003 states none, and its Monte-Carlo teacher is costly
-        return Task(inputs, labels * factor, steps)
-    test = sample_inputs(setting, jax.random.fold_in(k_x, 1), args.n_test, args)  # a key apart from Z's
-    return Task(inputs, labels * factor, steps, test, jax.vmap(teacher)(test) * factor)
+def make_task(setting: str, args) -> lp.Task:
+    """The setting's task (:func:`gflow.problems.lazy_width.make_task`) at the study's arguments."""
+    return lp.make_task(setting, length=args.length, d=args.d, n=args.n, n_test=args.n_test, eps_x=args.eps_x,
+                        alpha=args.alpha, label_rms=args.label_rms, seed=args.task_seed)
 
 
 def make_model(setting: str, seed: int, m: int, args):
-    key = jax.random.key(1000 + seed)
-    if setting == "004":
-        return gflow.models.elman_allen_zhu_li(key, m, args.d)
-    if setting == "002":
-        return gflow.models.elman_panigrahi_goyal(key, m, args.d)
-    return gflow.models.elman_cayci_eryilmaz(key, m, args.d, alpha=args.alpha)
-
-
-def centered_loss(model0, inputs, labels, steps, centering: bool):
-    """The sample loss of F(θ) − F(θ0) (labels y + F(θ0)(x)), or of F(θ) without centering."""
-    shift = jax.vmap(model0)(inputs) if centering else 0.0
-    return gflow.objectives.SampleLoss(inputs, labels + shift, steps=steps)
-
-
-@eqx.filter_jit
-def lazy_measures(model0, model, inputs, step_weights):
-    """The lazy measures of ``model`` (``model0`` after training) on ``inputs`` (N, L, d), as 0-d arrays.
-
-    ``step_weights`` (L,) marks the supervised steps (> 0), over which the linearization error is averaged.
-    """
-    w = (step_weights > 0).astype(inputs.dtype)
-    count = inputs.shape[0] * jnp.sum(w)
-    lin = an.linearization_error(model0, model, inputs)
-    moved = jax.vmap(model)(inputs) - jax.vmap(model0)(inputs)
-    m = model.width
-    out = {"movement": an.movement(model0, model), "relative_movement": an.relative_movement(model0, model),
-           "neuron_movement": an.neuron_movement(model0, model),
-           "linearization_error": jnp.sqrt(jnp.sum(w * lin**2) / count),
-           "linearization_error_max": jnp.max(w * lin),
-           "function_movement": jnp.sqrt(jnp.sum(w * moved**2) / count),
-           "hidden_drift": jnp.mean(an.hidden_state_drift(model0, model, inputs)),
-           "hidden_drift_relative": relative_hidden_drift(model0, model, inputs)}
-    out["rescaled_movement"] = jnp.sqrt(m) * out["movement"]
-    if model.activation == "relu":
-        flips = an.activation_flips(model0, model, inputs)  # (N, L)
-        out["flip_fraction"] = jnp.mean(flips)
-        out["flip_fraction_max_step"] = jnp.max(jnp.mean(flips, axis=0))
-    return out
-
-
-def relative_hidden_drift(model0, model, inputs):
-    """max_t mean_n ‖h_t(θ) − h_t(θ0)‖ / ‖h_t(θ0)‖ (spec 004 P2: forward stability "for all i ≤ L"); a zero hidden
-    state at θ0 counts as no drift."""
-    norm0 = jnp.linalg.norm(jax.vmap(model0.hidden_states)(inputs), axis=-1)  # (N, L)
-    rel = an.hidden_state_drift(model0, model, inputs) / jnp.where(norm0 > 0, norm0, 1.0)
-    return jnp.max(jnp.mean(jnp.where(norm0 > 0, rel, 0.0), axis=0))
-
-
-@eqx.filter_jit
-def init_output_max(model0, inputs, step_weights):
-    """max |F_j(x; θ0)| over the sequences and the supervised steps (``step_weights`` > 0): the output at
-    initialization that seed 002's λ has to make negligible (spec 002 P8)."""
-    out = jnp.abs(jax.vmap(model0)(inputs))
-    out = out.reshape(out.shape[:2] + (-1,))
-    return jnp.max(jnp.where((step_weights > 0)[None, :, None], out, 0.0))
-
-
-def lambda_ratio(output_max: float, length: int, m: int, n_out: int = 1) -> float:
-    """λ max|F(θ0)| / (ε/(10L)) with the papers' λ = ε/(10Lρ), ρ = 100 L d_out ln m
-    (``gflow.models.theory_output_scale``); independent of ε, equal to max|F(θ0)| / ρ. Spec 002 P8 (λ F(θ0)
-    negligible) and spec 004 P14 (λ‖F_j(W_0)‖ ≤ ε/(10L)) ask for at most 1."""
-    return gflow.models.theory_output_scale(1.0, length, m, n_out) * output_max * 10.0 * length
-
-
-def width_and_a(model0):
-    """``model0`` with W and A trained (seed 002's choice) instead of W only (seed 004 §1): the comparison of
-    spec 004 P14. Same arrays, same λ."""
-    def u(x):
-        return x.value if isinstance(x, gflow.models.Frozen) else x
-
-    return gflow.models.ElmanRNN(u(model0.W), u(model0.A), u(model0.B), activation=model0.activation,
-                                 output_scale=model0.output_scale.value, trained=("W", "A"))
-
-
-@eqx.filter_jit
-def loss_at(loss, model):
-    """``loss(model)``, compiled: the objective of the trained predictor on a sample (E_Z Obj on the training sample,
-    the estimate of E_D Obj on the fresh one; spec 004 P6)."""
-    return loss(model)
-
-
-@eqx.filter_jit
-def position_losses(loss, model):
-    """The loss split by output position j: scale · (1/N) Σ_n ‖F_j(x⁽ⁿ⁾) − y⁽ⁿ⁾_j‖² at the supervised steps, in the
-    order of ``loss.supervised``; they sum to ``loss(model)`` (spec 004 P12: one shared W learns every position)."""
-    err = jax.vmap(model)(loss.inputs) - loss.labels
-    per_step = jnp.mean(jnp.sum(err.reshape(err.shape[:2] + (-1,)) ** 2, axis=-1), axis=0)
-    return loss.scale * per_step[np.asarray(loss.supervised)]
-
-
-@eqx.filter_jit
-def hidden_norms(model0, inputs):
-    """E_n ‖h_l‖², l = 1 … L, at initialization (spec 002 P9)."""
-    return jnp.mean(jnp.sum(jax.vmap(model0.hidden_states)(inputs) ** 2, axis=-1), axis=0)
-
-
-def predicted_hidden_norms(length: int, eps_x: float) -> np.ndarray:
-    """He recursion E‖h_l‖² = ‖h_{l−1}‖² + ‖x_l‖² with ‖x_1‖ = ‖x_L‖ = 1, ‖x_l‖ = ε_x otherwise (spec 002 P9)."""
-    x2 = np.r_[1.0, np.full(length - 2, eps_x**2), 1.0]
-    return np.cumsum(x2)
+    """The setting's network at width m (:func:`gflow.problems.lazy_width.make_model`)."""
+    return lp.make_model(setting, seed, m, args.d, args.alpha)
 
 
 def train(setting, seed, m, args, task, eta_bar, both_layers=False, population=True):
     """Gradient descent for rescaled time τ; returns (row of measures, seconds). ``both_layers``: train W and A of
-    a seed-004 model (spec 004 P14); ``population``: estimate E_D Obj on the task's fresh sequences (002/004; off
+    a seed-004 model (004-P14); ``population``: estimate E_D Obj on the task's fresh sequences (002/004; off
     for the runs no population check uses: at m = 4096 it costs about a fifth of a run)."""
     inputs = task.inputs
     model0 = make_model(setting, seed, m, args)
     if both_layers:
-        model0 = width_and_a(model0)
-    loss = centered_loss(model0, inputs, task.labels, task.steps, args.centering)
+        model0 = lp.width_and_a(model0)
+    loss = lp.centered_loss(model0, inputs, task.labels, task.steps, args.centering)
     n_steps = int(math.ceil(args.tau / eta_bar - 1e-9))
-    lr = eta_bar * time_scale(setting, m)
+    lr = eta_bar * lp.time_scale(setting, m)
     started = time.perf_counter()
     traj = gflow.discrete.run_gd(loss, model0, lr=lr, steps=n_steps, save_at=np.array([0, n_steps]), progress=False,
                         config={"study": "lazy_width", "setting": setting, "width": m, "seed": seed})
     if traj.status != "completed":
         raise RuntimeError(f"GD for setting {setting}, m = {m}, seed {seed} did not complete: {traj.message}")
-    row = {k: float(v) for k, v in lazy_measures(model0, traj.final, inputs, loss.step_weights).items()}
+    row = {k: float(v) for k, v in lp.lazy_measures(model0, traj.final, inputs, loss.step_weights).items()}
     row.update(loss_initial=float(traj.loss[0]), loss_final=float(traj.loss[-1]),
                loss_ratio=float(traj.loss[-1] / traj.loss[0]), steps=n_steps, lr=lr, t=lr * n_steps,
                label_energy=float(jnp.sum(loss.step_weights)) * args.label_rms**2,  # the zero predictor's E_Z Obj
                positions=[t + 1 for t in loss.supervised],
-               position_loss_initial=np.asarray(position_losses(loss, model0)).tolist(),
-               position_loss_final=np.asarray(position_losses(loss, traj.final)).tolist())
-    if population and task.test_inputs is not None:  # spec 004 P6, spec 002 P5: E_D Obj − E_Z Obj
-        test = centered_loss(model0, task.test_inputs, task.test_labels, task.steps, args.centering)
-        row["loss_population"] = float(loss_at(test, traj.final))
+               position_loss_initial=np.asarray(lp.position_losses(loss, model0)).tolist(),
+               position_loss_final=np.asarray(lp.position_losses(loss, traj.final)).tolist())
+    if population and task.test_inputs is not None:  # 004-P6, 002-P5: E_D Obj − E_Z Obj
+        test = lp.centered_loss(model0, task.test_inputs, task.test_labels, task.steps, args.centering)
+        row["loss_population"] = float(lp.loss_at(test, traj.final))
         row["generalization_gap"] = row["loss_population"] - row["loss_final"]
     if setting != "003":
-        row["init_output_max"] = float(init_output_max(model0, inputs, loss.step_weights))
-        row["lambda_ratio"] = lambda_ratio(row["init_output_max"], args.length, m, model0.n_out)
-        row["hidden_norms_init"] = np.asarray(hidden_norms(model0, inputs)).tolist()
+        row["init_output_max"] = float(lp.init_output_max(model0, inputs, loss.step_weights))
+        row["lambda_ratio"] = lp.lambda_ratio(row["init_output_max"], args.length, m, model0.n_out)
+        row["hidden_norms_init"] = np.asarray(lp.hidden_norms(model0, inputs)).tolist()
         if m <= 1024:  # a dense SVD above that costs more than the training
             row["spectral_norm_W0"] = float(np.linalg.norm(np.asarray(model0.W), 2))
     return row, time.perf_counter() - started
-
-
-def medians(rows_by_width, key):
-    """Median over seeds of ``key`` at every width: (widths, medians) as arrays, widths ascending."""
-    widths = sorted(rows_by_width)
-    return np.asarray(widths, dtype=float), np.asarray([np.median([r[key] for r in rows_by_width[m]])
-                                                        for m in widths])
-
-
-def fit_exponent(widths, values):
-    """(exponent p, prefactor c) of values ≈ c m^p, least squares in log-log (``gflow.analysis.fit_power_law``) over
-    the positive values; (nan, nan) when fewer than two are positive (e.g. no ReLU flipped at all)."""
-    widths, values = np.asarray(widths, float), np.asarray(values, float)
-    if np.sum((values > 0) & np.isfinite(values)) < 2:
-        return float("nan"), float("nan")
-    return an.fit_power_law_with_prefactor(widths, values)
-
-
-def per_seed_exponents(rows_by_width, key):
-    """The exponent of ``key`` in m fitted separately for every seed (seed s at all widths), shape (seeds,)."""
-    widths = sorted(rows_by_width)
-    seeds = min(len(rows_by_width[m]) for m in widths)
-    return np.asarray([fit_exponent(widths, [rows_by_width[m][s][key] for m in widths])[0] for s in range(seeds)])
 
 
 def exponent_check(setting, key, rows, args):
@@ -421,7 +253,7 @@ def exponent_check(setting, key, rows, args):
     against the paper's rate (``PAPER_RATES``: two-sided for a "scaling", one-sided for a "bound")."""
     rate, kind, where = PAPER_RATES[setting][key]
     tol_m, tol_r = args.movement_tolerance, args.rate_tolerance
-    values = per_seed_exponents(rows, key)
+    values = lp.per_seed_exponents(rows, key)
     if kind == "scaling":
         threshold, direction, text = [rate - tol_m, rate + tol_m], "in", f"within ±{tol_m:g} of {rate:g}"
     elif kind == "bound":
@@ -450,10 +282,10 @@ def analyse(setting, rows, args, checks, results):
     fits = {}
     for key in keys:
         if key in rows[min(rows)][0]:
-            ms, vals = medians(rows, key)
-            p, c = fit_exponent(ms, vals)
+            ms, vals = lp.medians(rows, key)
+            p, c = lp.fit_exponent(ms, vals)
             fits[key] = {"exponent": p, "prefactor": c, "widths": ms, "medians": vals,
-                         "per_seed_exponents": per_seed_exponents(rows, key)}
+                         "per_seed_exponents": lp.per_seed_exponents(rows, key)}
     table = {key: {"fitted": fits[key]["exponent"], "paper": rate, "kind": kind, "source": where}
              for key, (rate, kind, where) in PAPER_RATES[setting].items()}
     results[setting] = {"fits": fits, "exponents_vs_papers": table, "rows": {str(m): r for m, r in rows.items()}}
@@ -464,34 +296,34 @@ def analyse(setting, rows, args, checks, results):
                         f"training sequences <= {LOSS_RATIO_MAX:g} for every width and seed (worst of "
                         f"{sum(len(rs) for rs in rows.values())} runs)", f"{SOURCES[setting]}: the lazy measures are "
                         "taken on a network that trained (Thm 1 / Thm 3.1 / Thm 2 premise)", worst, LOSS_RATIO_MAX,
-                        worst <= LOSS_RATIO_MAX, kind="sanity", predictions=sorted(set(CHECKED[setting].values()))))
+                        direction="<=", kind="sanity", predictions=sorted(set(CHECKED[setting].values()))))
     if setting != "003":
         worst = max(r["lambda_ratio"] for rs in rows.values() for r in rs)
         out_max = max(r["init_output_max"] for rs in rows.values() for r in rs)
         rho_min = 100 * args.length * math.log(min(rows))
-        where = "spec 004 P14 (§1, Sec. 9: λ‖F_j(W_0)‖ <= ε/(10L))" if setting == "004" else "spec 002 P8 (§2.5)"
+        where = "004-P14 (Sec. 9: λ‖F_j(W_0)‖ <= ε/(10L))" if setting == "004" else "002-P8 (the objective's λ)"
         checks.append(check(
             f"[{setting}] λ = ε/(10Lρ), ρ = 100 L d_out ln m, makes the init output negligible: λ max|F_j(θ0)| <= "
             f"ε/(10L), i.e. max|F_j(θ0)| <= ρ, over the N = {args.n} training sequences (supervised steps) at every "
             f"width and seed (worst ratio; max|F_j(θ0)| = {out_max:.3g}, ρ >= {rho_min:.3g}: "
             "fails only if the init output grows like ρ)",
             f"{SOURCES[setting]}, {where}",
-            worst, 1.0, worst <= 1.0, kind="prediction", predictions=["002-P8"], init_output_max=out_max))
+            worst, 1.0, direction="<=", kind="prediction", predictions=["002-P8"], init_output_max=out_max))
         generalization_check(setting, rows, args, checks, results)
     if setting == "004":
         position_check(rows, args, checks, results)
 
 
 def generalization_check(setting, rows, args, checks, results):
-    """Spec 004 P6 (Lemma 8.1, Sec. 9: the coupled network is linear in W', ⟨G_q, W'⟩ with ‖G_q‖_F ≤ O(Lρ√(m/d)) and
-    ‖W'‖_F ≤ Δ/√m, so its Rademacher complexity O(LρΔ/√(dN)) has no m apart from ρ ∝ log m) and spec 002 P5 (the
+    """004-P6 (Lemma 8.1, Sec. 9: the coupled network is linear in W', ⟨G_q, W'⟩ with ‖G_q‖_F ≤ O(Lρ√(m/d)) and
+    ‖W'‖_F ≤ Δ/√m, so its Rademacher complexity O(LρΔ/√(dN)) has no m apart from ρ ∝ log m) and 002-P5 (the
     same test–train gap, Thm 3.1): per seed, the gap E_D Obj − E_Z Obj at the largest width minus the gap at the
     smallest, in units of the label energy E_Z Σ_j y_j² (the loss of the zero predictor)."""
     lo, hi = min(rows), max(rows)
     growth = [(r_hi["generalization_gap"] - r_lo["generalization_gap"]) / r_lo["label_energy"]
               for r_lo, r_hi in zip(rows[lo], rows[hi])]
-    pred, where = {"004": ("004-P6", "spec 004 P6 (Lemma 8.1, Sec. 9: sample complexity depends on m only via log m)"),
-                   "002": ("002-P5", "spec 002 P5 (Thm 3.1: N >= poly(C, p, L, d_out, 1/ε), no m)")}[setting]
+    pred, where = {"004": ("004-P6", "004-P6 (Lemma 8.1, Sec. 9: sample complexity depends on m only via log m)"),
+                   "002": ("002-P5", "002-P5 (Thm 3.1: N >= poly(C, p, L, d_out, 1/ε), no m)")}[setting]
     checks.append(over_seeds(
         f"[{setting}] the generalization gap does not grow with m: after GD for τ = {args.tau:g} ({TRAINED[setting]} "
         f"trained), gap = E_D Obj (on {args.n_test} fresh sequences of the teacher) − E_Z Obj (on the N = {args.n} "
@@ -499,12 +331,12 @@ def generalization_check(setting, rows, args, checks, results):
         f"{len(growth)} seeds <= {GAP_GROWTH_MAX:g}", f"{SOURCES[setting]}, {where}", growth, GAP_GROWTH_MAX, "<=",
         predictions=[pred]))
     results[setting]["generalization"] = {"widths": sorted(rows), "per_seed_growth": growth,
-                                          **{f"median_{k}": medians(rows, k)[1] for k in
+                                          **{f"median_{k}": lp.medians(rows, k)[1] for k in
                                              ("generalization_gap", "loss_population", "loss_final")}}
 
 
 def position_check(rows, args, checks, results):
-    """Spec 004 P12 (no interference across positions): the token-sum teacher has a distinct concept
+    """004-P12 (no interference across positions): the token-sum teacher has a distinct concept
     b_{i→j} Φ(⟨w_{i→j}, x̄_i⟩) for every pair i < j and an output at every j = 3 … L; at the largest width the one
     shared W must lower the training loss at every position. Per seed: the worst final/initial ratio over j."""
     m = max(rows)
@@ -516,20 +348,20 @@ def position_check(rows, args, checks, results):
              f"i → j, i < j): per seed the worst position's final/initial loss ratio on the N = {args.n} training "
              f"sequences, median over {len(ratios)} seeds")
     checks.append(over_seeds(
-        f"{claim} < {POSITION_RATIO_MAX:g} (issue 28: the bar 'at least halves', <= {PRE_ISSUE_28_POSITION_BAR:g}, "
+        f"{claim} < {POSITION_RATIO_MAX:g} (the bar 'at least halves', <= {EARLIER_POSITION_BAR:g}, "
         "measured slow learning, not interference; set with the new setup ε_x = 1/L, longer runs, before its first run)",
-        f"{SOURCES['004']}, spec 004 P12 (§5)",
+        f"{SOURCES['004']}, 004-P12",
         ratios.max(axis=1), POSITION_RATIO_MAX, "<", predictions=["004-P12"]))
     checks.append(over_seeds(
-        f"{claim} <= {PRE_ISSUE_28_POSITION_BAR:g} (the pre-issue-28 bar: how fast every position learns, not "
-        "interference; reported beside, decides nothing)", f"{SOURCES['004']}, spec 004 P12 (§5)",
-        ratios.max(axis=1), PRE_ISSUE_28_POSITION_BAR, "<=", predictions=[]))
+        f"{claim} <= {EARLIER_POSITION_BAR:g} (the earlier bar: how fast every position learns, not "
+        "interference; reported beside, decides nothing)", f"{SOURCES['004']}, 004-P12",
+        ratios.max(axis=1), EARLIER_POSITION_BAR, "<=", predictions=[]))
     results["004"]["positions"] = {"width": m, "positions": j, "per_seed_ratio": ratios,
                                    "median_ratio": np.median(ratios, axis=0)}
 
 
 def p14_check(args, task, rows, checks, results):
-    """Spec 004 P14: at the largest width, train the 004 task with W and A (same init, task, τ, η̄) and compare the
+    """004-P14: at the largest width, train the 004 task with W and A (same init, task, τ, η̄) and compare the
     loss reduction with training W only."""
     m = max(rows)
     fractions, detail = [], []
@@ -546,26 +378,26 @@ def p14_check(args, task, rows, checks, results):
         f"[004] only W trained is enough: at m = {m}, GD for τ = {args.tau:g} on the token-sum task (N = {args.n}) "
         f"with only W trained removes >= {P14_REDUCTION_MIN:g} of the training loss that training W and A removes "
         f"(same init and task; per seed (R0 − R_W)/(R0 − R_WA), median over {len(fractions)} seeds)",
-        f"{SOURCES['004']}, spec 004 P14 (§1: only W is trained)", fractions, P14_REDUCTION_MIN, ">=",
+        f"{SOURCES['004']}, 004-P14 (only W is trained)", fractions, P14_REDUCTION_MIN, ">=",
         predictions=["004-P14"]))
     results["004"]["p14_width_and_a"] = {"width": m, "runs": detail}
 
 
 def init_checks(setting, rows, args, checks, results):
-    """Spec 002 P9 (He-init facts, sanity checks of our initialization) at the largest width: E‖h_l‖² against the
+    """002-P9 (He-init facts, sanity checks of our initialization) at the largest width: E‖h_l‖² against the
     He recursion (3σ of its fluctuation, ours), ‖W‖₂ ≈ 2√2. Settings 002 and 004 share W, A and the inputs, so
     this runs once, on ``setting``'s rows."""
     m = max(rows)
-    pred = predicted_hidden_norms(args.length, args.eps_x)
+    pred = lp.predicted_hidden_norms(args.length, args.eps_x)
     measured = np.median([r["hidden_norms_init"] for r in rows[m]], axis=0)
     rel = np.abs(measured - pred) / pred
     sigma = np.sqrt(5.0 * np.arange(1, args.length + 1) / m)  # relative std of ‖h_l‖² at one W (Var relu(g)² sums)
     z = float(np.max(rel / sigma))
-    src = f"{SOURCES['002']}, spec 002 P9 ([DERIVED] He-init facts, 'useful sanity checks')"
+    src = f"{SOURCES['002']}, 002-P9 (derived here: He-init facts, 'useful sanity checks')"
     checks.append(check(f"[004/002 init] m = {m}: E_n‖h_l‖² over the N = {args.n} sequences (median over "
                         f"{len(rows[m])} seeds) = 1 + (l−1)ε_x² (l < L), 2 + (L−2)ε_x² (l = L) within 3 fluctuation "
                         "units √(5l/m) (max z; an identity in expectation of the He init: checks our init)", src, z,
-                        3.0, z <= 3.0, kind="sanity", relative_error=rel, predicted=pred, measured=measured,
+                        3.0, direction="<=", kind="sanity", relative_error=rel, predicted=pred, measured=measured,
                         predictions=["002-P9"]))
     with_norm = [mm for mm in rows if "spectral_norm_W0" in rows[mm][0]]
     if with_norm:
@@ -574,104 +406,31 @@ def init_checks(setting, rows, args, checks, results):
         err = abs(s / (2 * np.sqrt(2)) - 1)
         checks.append(check(f"[004/002 init] m = {mm}: ‖W‖₂ ≈ 2√2 (median over {len(rows[mm])} seeds, relative error "
                             "<= 0.05; the Bai–Yin limit of an N(0, 2/m) matrix: checks our init)", src, err, 0.05,
-                            err <= 0.05, kind="sanity", spectral_norm=s, predictions=["002-P9"]))
+                            direction="<=", kind="sanity", spectral_norm=s, predictions=["002-P9"]))
     results["init_hidden_norms"] = {"setting": setting, "width": m, "predicted": pred, "measured": measured}
 
 
 def solver_check(setting, args, task, rows, checks, results):
     """GD at η̄/4 on the smallest widths (seed 0): the measures must not move (GD ≈ the flow)."""
     widths = args.widths[: args.solver_check_widths]
-    worst, detail = 0.0, {}
+    base, fine, detail = [], [], {}
     for m in widths:
-        fine, _ = train(setting, 0, m, args, task, args.eta / 4, population=False)
-        base = rows[m][0]
-        diffs = {k: abs(fine[k] - base[k]) / abs(fine[k]) for k in ("movement", "linearization_error", "loss_ratio")
-                 if fine[k] != 0}
-        flips = {k: [base[k], fine[k]] for k in ("flip_fraction",) if k in fine}
-        detail[str(m)] = {"relative_differences": diffs, "flip_fraction_eta_and_eta/4": flips}
-        worst = max(worst, max(diffs.values()))
-    checks.append(check(f"[{setting}] GD follows the flow: η̄ and η̄/4 give the same movement, linearization error "
-                        f"and loss ratio within {SOLVER_RTOL:g} (widths {widths}, max relative difference)",
-                        "solver check (docs/design.md: repeat at a finer step)", worst, SOLVER_RTOL, worst <= SOLVER_RTOL,
-                        kind="sanity"))
+        quarter, _ = train(setting, 0, m, args, task, args.eta / 4, population=False)
+        keys = [k for k in ("movement", "linearization_error", "loss_ratio") if quarter[k] != 0]
+        base += [rows[m][0][k] for k in keys]
+        fine += [quarter[k] for k in keys]
+        detail[str(m)] = {"relative_differences": {k: abs(quarter[k] - rows[m][0][k]) / abs(quarter[k]) for k in keys},
+                          "flip_fraction_eta_and_eta/4": {k: [rows[m][0][k], quarter[k]] for k in ("flip_fraction",)
+                                                          if k in quarter}}
+    checks.append(gflow.study.tolerance_agreement(
+        f"[{setting}] GD follows the flow: η̄ and η̄/4 give the same movement, linearization error and loss ratio "
+        f"within {STEP_AGREEMENT:g} (widths {widths}, max relative difference)",
+        "solver check (docs/design.md: repeat at a finer step)", base, fine, STEP_AGREEMENT))
     results[setting]["solver_check"] = detail
 
 
-PANELS = (("rescaled_movement", "movement"), ("linearization_error", "linearization error"),
-          ("flip_fraction", "flip fraction"), ("hidden_drift_relative", "relative hidden-state drift"),
-          ("relative_movement", "relative movement ‖θ − θ0‖_F / ‖θ0‖_F"),
-          ("loss_ratio", "final / initial training loss"))
-
-
-COLORS = {"004": "C0", "002": "C1", "003": "C2"}
-
-
-def gap_panel(ax, all_rows):
-    """Spec 004 P6 / spec 002 P5: the generalization gap E_D Obj − E_Z Obj over the label energy against m."""
-    for setting, rows in all_rows.items():
-        if "generalization_gap" not in rows[min(rows)][0]:
-            continue
-        for m, rs in rows.items():
-            ax.plot([m] * len(rs), [r["generalization_gap"] / r["label_energy"] for r in rs], ".",
-                    color=COLORS[setting], alpha=0.35, ms=5)
-        ms = sorted(rows)
-        ax.plot(ms, [np.median([r["generalization_gap"] / r["label_energy"] for r in rows[m]]) for m in ms], "o-",
-                color=COLORS[setting], label=f"{setting}: median")
-    ax.set_xscale("log", base=2)
-    label_axes(ax, xlabel="width m", title="generalization gap (E_D Obj − E_Z Obj) / E_Z Σ y² (004 P6, 002 P5)",
-               title_size=9, legend=7)
-
-
-def position_panel(ax, all_rows):
-    """Spec 004 P12: final/initial training loss at every output position j, largest width, per seed."""
-    if "004" not in all_rows:
-        ax.set_visible(False)
-        return
-    rows = all_rows["004"]
-    m = max(rows)
-    for r in rows[m]:
-        ax.plot(r["positions"], np.asarray(r["position_loss_final"]) / np.asarray(r["position_loss_initial"]), ".-",
-                color=COLORS["004"], alpha=0.5)
-    ax.axhline(POSITION_RATIO_MAX, ls=":", color="gray", label=f"004-P12 bar {POSITION_RATIO_MAX:g}")
-    label_axes(ax, yscale="log", xticks=rows[m][0]["positions"], xlabel="output position j", title_size=9, legend=7,
-               title=f"004, m = {m}: final / initial training loss per position (P12), one line per seed")
-
-
 def make_figure(args, all_rows, results):
-    fig, axes = figure_grid(2, 4, panel=(6, 4.75))
-    ws = np.asarray(args.widths, float)
-    for ax, (key, title) in zip(axes[:, :3].flat, PANELS):
-        for setting, rows in all_rows.items():
-            fits = results[setting]["fits"]
-            keys = [key]
-            if key == "rescaled_movement":
-                keys = ["neuron_movement"] if setting == "003" else ["rescaled_movement", "neuron_movement"]
-            for k in keys:
-                if k not in fits:
-                    continue
-                f = fits[k]
-                style = "--" if (k == "neuron_movement" and setting != "003") else "-"
-                for m, rs in rows.items():
-                    ax.plot([m] * len(rs), [r[k] for r in rs], ".", color=COLORS[setting], alpha=0.35, ms=5)
-                name = {"rescaled_movement": "√m‖θ−θ0‖_F", "neuron_movement": "√m max_i‖ΔΘ_i‖"}.get(k, setting)
-                label = f"{setting}: {name}, slope {f['exponent']:+.2f}" if key == "rescaled_movement" else \
-                    f"{setting}: slope {f['exponent']:+.2f}"
-                ax.plot(f["widths"], f["medians"], "o", color=COLORS[setting], ms=6)
-                ax.plot(ws, f["prefactor"] * ws ** f["exponent"], style, color=COLORS[setting], lw=1.2, label=label)
-        refs = {"linearization_error": [("004", -1 / 6, "004 P5 bound m^(−1/6), anchored at 004"),
-                                        ("003", -0.5, "003 P5 bound m^(−1/2), anchored at 003")],
-                "flip_fraction": [("004", -1 / 3, "004 P3 bound m^(−1/3), anchored at 004")],
-                "hidden_drift_relative": [("004", -0.5, "004 P2 rate m^(−1/2), anchored at 004")]}.get(key, [])
-        for (setting, rate, text), ls in zip(refs, (":", "-.")):
-            if setting in results and key in results[setting]["fits"]:
-                f = results[setting]["fits"][key]
-                ax.plot(ws, f["medians"][0] * (ws / f["widths"][0]) ** rate, ls, color="gray", lw=1.2, label=text)
-        ax.set_xscale("log", base=2)
-        label_axes(ax, yscale="log", xlabel="width m", ylabel=title, title=title, legend=7)
-    gap_panel(axes[0, 3], all_rows)
-    position_panel(axes[1, 3], all_rows)
-    axes[0, 0].set_title("movement (004/002: √m‖θ−θ0‖_F, 003: √m max_i‖ΔΘ_i‖; dashed: per-neuron for 004/002)",
-                         fontsize=9)
+    fig = lp.figure(all_rows, results, args.widths, POSITION_RATIO_MAX)
     return save_figure(fig, args.out, "lazy_width.png", title_size=10,
                        title=f"Lazy training vs width: GD for rescaled time τ = {args.tau:g} (η̄ = {args.eta:g}), "
                              f"L = {args.length}, N = {args.n}, {args.seeds} seed(s); points: seeds, circles: medians")
@@ -736,7 +495,7 @@ def configuration(args) -> dict:
         teachers={"004": "token_sum_teacher, Φ = z², p = 1", "002": "sequence_concept_teacher, Φ = z², p = 1",
                   "003": "transport_teacher (defaults: M = 4096, ν̄ = 1), unit-ball inputs"},
         a_priori_thresholds={"loss_ratio_max": LOSS_RATIO_MAX, "neuron_growth_max": NEURON_GROWTH_MAX,
-                             "solver_rtol": SOLVER_RTOL, "p14_reduction_min": P14_REDUCTION_MIN,
+                             "step_agreement": STEP_AGREEMENT, "p14_reduction_min": P14_REDUCTION_MIN,
                              "gap_growth_max": GAP_GROWTH_MAX, "position_ratio_max": POSITION_RATIO_MAX,
                              "lambda_ratio_max": 1.0, "rate_tolerance": args.rate_tolerance,
                              "movement_tolerance": args.movement_tolerance},

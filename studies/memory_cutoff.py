@@ -1,8 +1,8 @@
 """The memory cutoff α σ₁ = 1 of the diagonal-W Elman RNN in the kernel regime, trained by projected GD, with its
 transported point, gradient-flow limit and sample-size dependence (seed 003).
 
-Seed 003 (Cayci & Eryilmaz; spec 003) has no experiments; every check below tests one of the predictions its spec
-derives (§6), on the model of §1 (H_t = σ(W H_{t−1} + U X_{t−1}), W diagonal, F_t = (1/√m) Σ c_i H_t⁽ⁱ⁾, tanh) with
+Seed 003 (Cayci & Eryilmaz) has no experiments; every check below tests one of its predictions in the registry
+(003-P1 … 003-P14), on the model of §1 (H_t = σ(W H_{t−1} + U X_{t−1}), W diagonal, F_t = (1/√m) Σ c_i H_t⁽ⁱ⁾, tanh) with
 the symmetric initialization of Def. 1 (|W_ii(0)| = α, paired neurons with opposite readouts):
 
 A. P1: the output is exactly zero at initialization, and paired neurons have exactly opposite gradients.
@@ -13,7 +13,7 @@ C. P11(a): the memory functions μ_T = μ_{0,T} μ_{1,T}(z) of §4.1 are bounded
 D. P3 / P11(b): at initialization max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ stays below σ₁ μ_{0,t}(α σ₁) √(σ₀² + 1) for every t;
    for α σ₁ < 1 it is bounded in t, for α σ₁ > 1 with small inputs (σ' ≈ σ₁) it grows like (α σ₁)ᵗ until tanh
    saturates.
-E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄, spec 003 §3(b)) on a transport teacher (eq. 8) of the same
+E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄) on a transport teacher (eq. 8) of the same
    α, at several lengths T, for α σ₁ below and above 1. Every iterate must stay inside its per-neuron box and balls
    (and ‖W‖_{∞,∞} ≤ α_m); below the cutoff the best loss must fall below 0.1 R_S(Θ(0)) and the loss at the
    averaged parameters (Corollary 1) must decrease with τ; the relative loss min_s R_S(Θ(s)) / R_S(Θ(0)) must
@@ -21,8 +21,8 @@ E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄, spec 003 §3(b)) 
 F. P13: projected GD against plain GD on the same problem at step sizes c/(T√τ), c = 1, 4, …: projected GD keeps
    α_m σ₁ < 1 at every iterate below the cutoff (by construction, a sanity check: 003-P13 is an identity); plain GD
    "needs a smaller η" (at the largest c at which projected GD trains, final R_S ≤ 0.1 R_S(0), plain GD must not) is
-   spec 003's derivation, not the paper's (Remark 5 says nothing of plain GD's step): reported as a finding that
-   decides no prediction (issue 28).
+   derived here, not the paper's (Remark 5 says nothing of plain GD's step): reported as a finding that
+   decides no prediction.
 G. P6, P14 (below the cutoff, length T of --transport-length): the transported point of Prop. 3's proof and
    Remark 4 (Theorem 1's reference point, eq. 20), Θ̄_i = Θ_i(0) + c_i (v_w(W_ii(0)), v_u(U_i(0)))/√m, built from the
    teacher's own transport maps, approximates the teacher without training: Prop. 5 bounds |F_t(Θ̄) − F̃_t| by
@@ -57,18 +57,26 @@ Example:  python studies/memory_cutoff.py --quick --out out/memory_cutoff_quick
 from __future__ import annotations
 
 import math
-import time
-from functools import partial
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
 from gflow import analysis as an, GflowInputError
-from gflow.objectives.nonlinear_teachers import transport_teacher
+from gflow.flow import DEFAULT_RTOL
 from gflow.plot import figure_grid, label_axes
+from gflow.problems.memory_cutoff import (
+    activations_of,
+    gradient_curves,
+    init_defect_cases,
+    memory_function_curves,
+    P14_HORIZON,
+    projected_gd_runs,
+    proposition_1_cases,
+    PROPOSITION_1_SIZE,
+    sample_size_runs,
+    step_size_runs,
+    transport_runs,
+)
 from gflow.study import (
     check,
     over_seeds,
@@ -78,10 +86,11 @@ from gflow.study import (
     save_figure,
     save_trajectories,
     study_parser,
+    tight_rtol,
 )
 
 SOURCE = "seed 003 (Cayci & Eryilmaz)"
-Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # spec 003 P11(a)
+Z_GRID = (0.5, 0.9, 1.0, 1.1, 1.5)  # 003-P11(a)
 # Thresholds of parts G and H, fixed before any run of them:
 # P6: Prop. 5 bounds |F_t(Θ̄) − F̃_t| by O(√(log(nT/δ)/m)) (Monte Carlo over m/2 independent neuron pairs, and a
 # linearization error of the same order or smaller), so R_S(Θ̄) ∝ m^−1; the per-seed fitted exponent must lie in
@@ -91,18 +100,14 @@ P6_EXPONENT = (-1.5, -0.5)
 # smallest to the largest n by at most this slack times √(ln n_max / ln n_min) (2√3 ≈ 3.46 for n = 10 → 1000).
 P10_SLACK = 2.0
 # P14: the floor of the flow bound, as a fraction of R_S(Θ(0)); Theorem 1's own floor O(T φ err/√m) is vacuous at
-# this size (spec 003 appendix: ≈ 1e3), so the floor is our choice: 1 % of the initial loss.
+# this size (≈ 1e3), so the floor is our choice: 1 % of the initial loss.
 P14_FLOOR = 0.01
-# P14: the flow runs to t₁ = P14_HORIZON ‖Θ(0) − Θ̄‖² / R_S(Θ(0)), where the bound's transient ‖Θ(0) − Θ̄‖²/(2t)
-# has fallen to 1/(2 P14_HORIZON) = 1 % of R_S(Θ(0)); P14_SAVES log-spaced times (and t = 0) for the integral.
-P14_HORIZON = 50.0
-P14_SAVES = 400
 
 
 def parse_args(argv=None):
     p = study_parser(__doc__, "out/memory_cutoff", "output folder for figures, trajectories, summary.json",
                      "small width, few lengths, two seeds, short runs", validate=validate)
-    p.add_argument("--activation", default="tanh", help="C² activation: tanh, logistic or gaussian (spec 003 §1.2)")
+    p.add_argument("--activation", default="tanh", help="C² activation: tanh, logistic or gaussian")
     p.add_argument("--alphas", type=float, nargs=2, default=None, metavar=("SHORT", "LONG"),
                    help="|W_ii(0)| below and above the cutoff 1/σ₁ (default 0.5 and 1.5 times 1/σ₁)")
     p.add_argument("--d", type=int, default=2, help="input dimension")
@@ -170,206 +175,38 @@ def validate(args):
                               f"{args.p10_sizes}")
 
 
-def key(*ints):
-    return jax.random.key(int(np.ravel_multi_index(ints, (1000,) * len(ints))) if len(ints) > 1 else ints[0])
-
-
-def activations_of(args):
-    """Parts A and B: the study's activation, and in full mode also the other C² activations (spec 003 §1.2)."""
-    others = [a for a in ("tanh", "logistic", "gaussian") if a != args.activation]
-    return [args.activation] + ([] if args.quick else others)
-
-
-def sampler(args, radius=1.0):
-    return partial(gflow.objectives.unit_ball_sequences, d=args.d, radius=radius)
-
-
-def student(args, alpha, seed, m=None):
-    """Θ(0): the symmetric initialization of Def. 1 at width m (default --m)."""
-    return gflow.models.elman_cayci_eryilmaz(key(seed, 3), m or args.m, args.d, alpha=alpha,
-                                             activation=args.activation)
-
-
-def problem(args, alpha, length, seed, *, n=None, samples=None):
-    """(teacher, loss, model0) for one (α, T, seed): a transport teacher of the student's α (spec 003 §2.2) with
-    ``samples`` Monte-Carlo samples (default --teacher-samples; the maps v_w, v_u depend on the seed only) and
-    ``n`` training sequences (default --n)."""
-    teacher = transport_teacher(key(seed, 1), args.d, alpha=alpha, activation=args.activation,
-                                n_samples=samples or args.teacher_samples, nu_w=args.nu, nu_u=args.nu)
-    loss = gflow.objectives.SampleLoss.from_teacher(key(seed, 2), teacher, n or args.n, length, sampler=sampler(args))
-    return teacher, loss, student(args, alpha, seed)
-
-
-def transported_point(teacher, model0):
-    """Θ̄ of Prop. 3's proof and Remark 4 (Theorem 1's reference point, eq. 20): W̄_ii = W_ii(0) + c_i v_w(W_ii(0))/√m,
-    Ū_i = U_i(0) + c_i v_u(U_i(0))/√m, with the teacher's transport maps (v_w(±α) read off its samples; v_u must be
-    the default constant map, the only one a TransportTeacher lets us evaluate off its samples)."""
-    w0, v_u = np.asarray(teacher.network.W), np.asarray(teacher.v_u)
-    if not (np.all(v_u == v_u[0]) and np.any(w0 > 0) and np.any(w0 < 0)):
-        raise GflowInputError("transported_point needs a teacher with a constant v_u and samples at both ±α")
-    v_plus, v_minus = float(teacher.v_w[np.argmax(w0 > 0)]), float(teacher.v_w[np.argmax(w0 < 0)])
-    c, scale = model0.B.value, 1.0 / math.sqrt(model0.width)
-    v_w = jnp.where(model0.W > 0, v_plus, v_minus)
-    return eqx.tree_at(lambda mm: (mm.W, mm.A), model0,
-                       (model0.W + scale * c * v_w, model0.A + scale * c[:, None] * jnp.asarray(v_u[0])[None]))
-
-
-def squared_distance(model, other):
-    """‖Θ − Θ'‖² over the trained parameters (Theorem 1's Lyapunov function at Θ' = Θ̄)."""
-    return float(jnp.sum((gflow.models.flatten(model)[0] - gflow.models.flatten(other)[0]) ** 2))
-
-
-def flow_bound_excess(ts, losses, r_bar, lyap0):
-    """P14 along a flow saved at ``ts`` (ts[0] = 0): (1/t)∫₀ᵗ R ds − R(Θ̄) − ‖Θ(0) − Θ̄‖²/(2t) at ts[1:], and the
-    ratio of the average to the bound. The integral is the trapezoid rule, which overestimates ∫R for a convex
-    decreasing R (so it can only make the check harder)."""
-    ts, losses = np.asarray(ts), np.asarray(losses)
-    integral = np.cumsum(np.diff(ts) * (losses[1:] + losses[:-1]) / 2)
-    average, bound = integral / ts[1:], r_bar + lyap0 / (2 * ts[1:])
-    return average - bound, average / bound
-
-
-def projection_of(args, model0):
-    """Seed 003 §3(b): |W_ii − W_ii(0)| <= ρ_w/√m (a clip) and ‖U_i − U_i(0)‖ <= ρ_u/√m (per-row ball)."""
-    r = args.rho / math.sqrt(args.m)
-    return gflow.discrete.compose_projections(gflow.discrete.box_projection(model0, "W", r), gflow.discrete.ball_projection(model0, "A", r))
-
-
-def neuron_moves(model, model0):
-    """(max_i |W_ii − W_ii(0)|, max_i ‖U_i − U_i(0)‖): the per-neuron displacements §3(b) constrains."""
-    return (float(jnp.max(jnp.abs(model.W - model0.W))),
-            float(jnp.max(jnp.linalg.norm(model.A - model0.A, axis=1))))
-
-
-def projected_gd(args, loss, model0, length, tau, label, **config):
-    """Projected GD of §3(b) with Theorem 1's step η = 1/(T√τ) for τ steps, every iterate saved; ``config`` goes
-    into the trajectory's configuration."""
-    eta = 1.0 / (length * math.sqrt(tau))
-    traj = gflow.discrete.run_projected_gd(loss, model0, lr=eta, steps=tau, projection=projection_of(args, model0),
-                                           save_at=np.arange(tau + 1), progress=False,
-                                           config={"study": "memory_cutoff", "run": label, "T": length, **config})
-    if traj.status != "completed":
-        raise RuntimeError(f"projected GD {label}: {traj.status} ({traj.message})")
-    return traj
-
-
-def constraint_excess(args, model0, traj):
-    """max over saved iterates of (max_i |ΔW_ii| − r)₊, (max_i ‖ΔU_i‖ − r)₊, (‖W‖_{∞,∞} − α_m)₊, and the usage
-    curves √m max_i |ΔW_ii| / ρ, √m max_i ‖ΔU_i‖ / ρ."""
-    r = args.rho / math.sqrt(args.m)
-    alpha_m = float(jnp.max(jnp.abs(model0.W))) + r
-    moves = [neuron_moves(traj.model_at(i), model0) for i in range(len(traj.ts))]
-    w_moves, u_moves = (np.asarray(v) for v in zip(*moves))
-    w_norms = np.asarray([float(jnp.max(jnp.abs(traj.model_at(i).W))) for i in range(len(traj.ts))])
-    excess = max(float(np.max(w_moves - r)), float(np.max(u_moves - r)), float(np.max(w_norms - alpha_m)), 0.0)
-    return excess, w_moves / r, u_moves / r, w_norms
-
-
-def averaged_loss(loss, traj, tau):
-    """R_S at the averaged parameters Θ̄_τ = (1/τ) Σ_{s<τ} Θ(s) of Corollary 1 (every iterate saved)."""
-    _, static, unravel = gflow.models.flatten(traj.final)
-    return float(loss(gflow.models.unflatten(np.mean(traj.params[:tau], axis=0), static, unravel)))
-
-
-def max_w_along(traj):
-    return max(float(jnp.max(jnp.abs(traj.model_at(i).W))) for i in range(len(traj.ts)))
-
-
-@eqx.filter_jit
-def _init_defects(model, loss):
-    """(max |F_t(X; Θ)|, max_i |∇_{Θ_i} R + ∇_{Θ_{i+m/2}} R| / max |∇R|) on the loss's sequences."""
-    m = model.width
-    f = jnp.max(jnp.abs(jax.vmap(model)(loss.inputs)))
-    g = eqx.filter_grad(loss)(model)
-    theta = jnp.concatenate([g.W[:, None], g.A], axis=1)
-    return f, jnp.max(jnp.abs(theta[: m // 2] + theta[m // 2:])) / jnp.max(jnp.abs(theta))
-
-
-@eqx.filter_jit
-def _proposition_1_errors(model, loss):
-    """(relative error of Prop. 1's ∂H/∂Θ_i vs autodiff, max off-diagonal |∂H⁽ʲ⁾/∂Θ_i|, relative error of the
-    loss gradient chained through Prop. 1) on the first sequence / the whole loss."""
-    x = loss.inputs[0]
-    d_w, d_u = an.hidden_state_gradients(model, x)
-
-    def states(W, A):
-        return eqx.tree_at(lambda mm: (mm.W, mm.A), model, (W, A)).hidden_states(x)
-
-    jac_w, jac_a = jax.jacrev(states, argnums=(0, 1))(model.W, model.A)  # (T, m, m), (T, m, m, d)
-    diag_w, diag_a = jnp.einsum("tii->ti", jac_w), jnp.einsum("tiid->tid", jac_a)
-    rel_h = jnp.maximum(jnp.max(jnp.abs(diag_w - d_w)) / jnp.max(jnp.abs(d_w)),
-                        jnp.max(jnp.abs(diag_a - d_u)) / jnp.max(jnp.abs(d_u)))
-    off = ~jnp.eye(model.width, dtype=bool)
-    off_max = jnp.maximum(jnp.max(jnp.abs(jnp.where(off[None], jac_w, 0.0))),
-                          jnp.max(jnp.abs(jnp.where(off[None, :, :, None], jac_a, 0.0))))
-    gw, gu = an.sample_loss_gradient(model, loss)
-    g = eqx.filter_grad(loss)(model)
-    rel_l = jnp.maximum(jnp.max(jnp.abs(g.W - gw)) / jnp.max(jnp.abs(g.W)),
-                        jnp.max(jnp.abs(g.A - gu)) / jnp.max(jnp.abs(g.A)))
-    return rel_h, off_max, rel_l
-
-
-@eqx.filter_jit
-def _gradient_maxima(model, x):
-    """max over sequences and neurons of |∂H_t/∂W_ii|, ‖∂H_t/∂U_i‖ and ‖∂_{Θ_i} H_t‖, each of shape (T,)."""
-    d_w, d_u = jax.vmap(lambda s: an.hidden_state_gradients(model, s))(x)  # (n, T, m), (n, T, m, d)
-    du = jnp.linalg.norm(d_u, axis=-1)
-    return (jnp.max(jnp.abs(d_w), axis=(0, 2)), jnp.max(du, axis=(0, 2)),
-            jnp.max(jnp.sqrt(d_w**2 + du**2), axis=(0, 2)))
-
-
 def part_a(args, checks, results):
     """P1: F(Θ(0)) = 0 exactly; paired neurons' gradients are exact negatives at step 0."""
-    worst_f, worst_pair, cases = 0.0, 0.0, []
-    for activation in activations_of(args):
-        s1 = gflow.models.ACTIVATIONS[activation].sigma1
-        for alpha in (0.5 / s1, 1.5 / s1):
-            teacher = transport_teacher(key(7, 1), args.d, alpha=alpha, activation=activation, n_samples=256)
-            loss = gflow.objectives.SampleLoss.from_teacher(key(7, 2), teacher, 8, 12, sampler=sampler(args))
-            model = gflow.models.elman_cayci_eryilmaz(key(7, 3), args.m, args.d, alpha=alpha, activation=activation)
-            f, pair = (float(v) for v in _init_defects(model, loss))
-            worst_f, worst_pair = max(worst_f, f), max(worst_pair, pair)
-            cases.append({"activation": activation, "alpha": alpha, "m": args.m, "max_abs_F": f, "pair_defect": pair})
-    src = f"{SOURCE}, Def. 1 (spec 003 §1.3, P1)"
+    cases = init_defect_cases(args)
+    worst_f, worst_pair = (max(0.0, *(c[k] for c in cases)) for k in ("max_abs_F", "pair_defect"))
+    src = f"{SOURCE}, Def. 1"
     checks += [
         check(f"symmetric init: max_t,x |F_t(X; Θ(0))| = 0 exactly ({activations_of(args)}, α below/above 1/σ₁, "
               f"m = {args.m}, 8 sequences of length 12; an identity of Def. 1 (paired neurons, opposite readouts) "
-              "that our init and paired readout sum must reproduce bit for bit)", src, worst_f, 0.0, worst_f == 0.0,
+              "that our init and paired readout sum must reproduce bit for bit)", src, worst_f, 0.0, direction="<=",
               kind="sanity", predictions=["003-P1"]),
         check("at Θ(0): ∇_{Θ_i} R = −∇_{Θ_{i+m/2}} R exactly (max |sum| / max |gradient|; the same identity, for the "
-              "gradients)", src, worst_pair, 0.0, worst_pair == 0.0, kind="sanity", predictions=["003-P1"]),
+              "gradients)", src, worst_pair, 0.0, direction="<=", kind="sanity", predictions=["003-P1"]),
     ]
     results["part_a"] = cases
 
 
 def part_b(args, checks, results):
     """P2: Proposition 1 vs autodiff (hidden-state Jacobian and loss gradient) away from the initialization."""
-    worst_h, worst_off, worst_loss, cases = 0.0, 0.0, 0.0, []
-    m, length = 16, 12
-    for activation in activations_of(args):
-        s1 = gflow.models.ACTIVATIONS[activation].sigma1
-        for alpha in (0.5 / s1, 1.5 / s1):
-            model = gflow.models.elman_cayci_eryilmaz(key(8, 1), m, args.d, alpha=alpha, activation=activation)
-            kw, ku = jax.random.split(key(8, 2))
-            model = eqx.tree_at(lambda mm: (mm.W, mm.A), model,  # a generic point: pairing broken
-                                (model.W + 0.1 * jax.random.normal(kw, (m,)),
-                                 model.A + 0.3 * jax.random.normal(ku, model.A.shape)))
-            teacher = transport_teacher(key(8, 3), args.d, alpha=alpha, activation=activation, n_samples=256)
-            loss = gflow.objectives.SampleLoss.from_teacher(key(8, 4), teacher, 6, length, sampler=sampler(args))
-            rel_h, off_max, rel_l = (float(v) for v in _proposition_1_errors(model, loss))
-            worst_h, worst_off, worst_loss = max(worst_h, rel_h), max(worst_off, off_max), max(worst_loss, rel_l)
-            cases.append({"activation": activation, "alpha": alpha, "hidden_rel_error": rel_h,
-                          "off_diagonal_max": off_max, "loss_gradient_rel_error": rel_l})
-    src = f"{SOURCE}, Prop. 1 (spec 003 §4.2, P2)"
+    m, length = PROPOSITION_1_SIZE
+    cases = proposition_1_cases(args)
+    worst_h, worst_off, worst_loss = (max(0.0, *(c[k] for c in cases)) for k in
+                                      ("hidden_rel_error", "off_diagonal_max", "loss_gradient_rel_error"))
+    src = f"{SOURCE}, Prop. 1"
     checks += [
         check(f"Prop. 1 sums vs autodiff: ∂H_t⁽ⁱ⁾/∂W_ii and ∂H_t⁽ⁱ⁾/∂U_i (max relative error; {activations_of(args)}, α "
               f"below/above 1/σ₁, m = {m}, T = {length}, generic Θ; Prop. 1 is the chain rule written out, so this "
-              "checks our implementation of it)", src, worst_h, 1e-10, worst_h <= 1e-10, kind="sanity",
+              "checks our implementation of it)", src, worst_h, 1e-10, direction="<=", kind="sanity",
               predictions=["003-P2"]),
         check("∂H_t⁽ʲ⁾/∂Θ_i = 0 for i ≠ j exactly (block-diagonal Jacobian; by construction of the diagonal W, checks "
-              "the model code)", src, worst_off, 0.0, worst_off == 0.0, kind="sanity", predictions=["003-P2"]),
+              "the model code)", src, worst_off, 0.0, direction="<=", kind="sanity", predictions=["003-P2"]),
         check("loss gradient ∇R_S chained through Prop. 1 vs autodiff of eq. (1) (max relative error; an identity, "
-              "checks our code)", src, worst_loss, 1e-10, worst_loss <= 1e-10, kind="sanity",
+              "checks our code)", src, worst_loss, 1e-10, direction="<=", kind="sanity",
               predictions=["003-P2"]),
     ]
     results["part_b"] = cases
@@ -377,26 +214,16 @@ def part_b(args, checks, results):
 
 def part_c(args, checks, results):
     """P11(a): μ_T = μ_{0,T} μ_{1,T} against T for z in Z_GRID."""
-    ts = np.arange(1, 65)
-    k = np.arange(len(ts))
-    curves = {z: np.cumsum(z**k) * np.cumsum((k + 1) * z**k) for z in Z_GRID}  # μ_{0,T} μ_{1,T}, T = 1 … 64
-    library = max(abs(float(an.memory_function_0(z, 64) * an.memory_function_1(z, 64)) / curves[z][-1] - 1)
-                  for z in Z_GRID)
-    if library > 1e-12:
-        raise RuntimeError(f"gflow.analysis memory functions disagree with the direct sums ({library:.2e})")
-    bounded = max(float(curves[z][-1] * (1 - z) ** 3) for z in Z_GRID if z < 1)  # sup_T μ_T = 1/(1 − z)³
-    critical = float(np.max(np.abs(curves[1.0] - ts**2 * (ts + 1) / 2) / (ts**2 * (ts + 1) / 2)))
-    rates = {z: an.fit_exponential_rate(ts[32:], curves[z][32:] / ts[32:]) for z in Z_GRID if z > 1}
-    rate_err = max(abs(r / (2 * np.log(z)) - 1) for z, r in rates.items())
-    src = f"{SOURCE}, §4.1 eqs. (10), (30), Remark 5 (spec 003 P11(a))"
+    ts, curves, bounded, critical, rates, rate_err = memory_function_curves(Z_GRID)
+    src = f"{SOURCE}, §4.1 eqs. (10), (30), Remark 5"
     checks += [
         check("z < 1: μ_T(z) <= 1/(1 − z)³ for all T <= 64 (bounded; max of μ_64 (1 − z)³; arithmetic of the partial "
-              "sums of a positive series, no model)", src, bounded, 1.0, bounded <= 1.0, kind="sanity",
+              "sums of a positive series, no model)", src, bounded, 1.0, direction="<=", kind="sanity",
               predictions=["003-P11"]),
         check("z = 1: μ_T = T · T(T+1)/2 (polynomial; max relative error; arithmetic, no model)", src, critical, 1e-12,
-              critical <= 1e-12, kind="sanity", predictions=["003-P11"]),
+              direction="<=", kind="sanity", predictions=["003-P11"]),
         check("z > 1: μ_T ~ T z^(2T−1)/(z−1)² grows exponentially (fitted slope of log(μ_T/T) on T = 33 … 64 / "
-              "(2 log z) within 5 %; arithmetic, no model)", src, rate_err, 0.05, rate_err <= 0.05, kind="sanity",
+              "(2 log z) within 5 %; arithmetic, no model)", src, rate_err, 0.05, direction="<=", kind="sanity",
               predictions=["003-P11"]),
     ]
     results["part_c"] = {"T": ts, "mu_T": {str(z): c for z, c in curves.items()}, "growth_rates": rates}
@@ -405,41 +232,25 @@ def part_c(args, checks, results):
 
 def part_d(args, checks, results):
     """P3 and P11(b): max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ against t at initialization, inputs small or of unit radius."""
-    sigma = gflow.models.ACTIVATIONS[args.activation]
-    ts = np.arange(1, args.grad_length + 1)
-    curves, u_parts, worst_ratio = {}, {}, 0.0
-    for label, alpha in zip(("short", "long"), args.alphas):
-        model = gflow.models.elman_cayci_eryilmaz(key(9, 1), 64, args.d, alpha=alpha, activation=args.activation)
-        mu0 = np.cumsum((alpha * sigma.sigma1) ** np.arange(len(ts)))  # μ_{0,t}(ασ₁), t = 1 … T
-        for radius in (args.small_radius, 1.0):
-            x = gflow.objectives.unit_ball_sequences(key(9, 2), 8, args.grad_length, args.d, radius=radius)
-            dw_max, du_max, norms = (np.asarray(v) for v in _gradient_maxima(model, x))
-            # Lemma 1's proof (P3): |∂H/∂W_ii| <= σ₀ σ₁ μ₀, ‖∂H/∂U_i‖ <= σ₁ μ₀ (radius·… for inputs of norm <= radius)
-            ratio = max(float(np.max(dw_max / (sigma.sigma0 * sigma.sigma1 * mu0))),
-                        float(np.max(du_max / (sigma.sigma1 * mu0 * radius))))
-            worst_ratio = max(worst_ratio, ratio)
-            curves[(label, radius)] = norms
-            u_parts[(label, radius)] = du_max
-    bound = {label: sigma.sigma1 * np.sqrt(sigma.sigma0**2 + 1) * np.cumsum((a * sigma.sigma1) ** np.arange(len(ts)))
-             for label, a in zip(("short", "long"), args.alphas)}
+    sigma, ts, curves, u_parts, worst_ratio, bound = gradient_curves(args)
     f = args.fit_steps
     z_long = args.alphas[1] * sigma.sigma1
     rate = an.fit_exponential_rate(ts[1:f], u_parts[("long", args.small_radius)][1:f])
     short_unit = curves[("short", 1.0)]
     half = len(ts) // 2
     short_growth = float(np.max(short_unit[half:]) / np.max(short_unit[:half]))
-    src = f"{SOURCE}, Lemma 1 proof (spec 003 §4.7, P3)"
-    src11 = f"{SOURCE}, §4.1 memory cutoff (spec 003 P11(b))"
+    src = f"{SOURCE}, Lemma 1 proof"
+    src11 = f"{SOURCE}, §4.1 memory cutoff"
     checks += [
         check("P3: |∂H_t/∂W_ii| <= σ₀σ₁μ_{0,t}(ασ₁) and ‖∂H_t/∂U_i‖ <= σ₁μ_{0,t}(ασ₁)·max‖X‖ at every t <= "
               f"{args.grad_length} (both regimes, both input radii; 8 sequences, m = 64 at init; max ratio)", src,
-              worst_ratio, 1.0, worst_ratio <= 1.0, kind="prediction", predictions=["003-P3"]),
+              worst_ratio, 1.0, direction="<=", kind="prediction", predictions=["003-P3"]),
         check(f"ασ₁ < 1: max_i ‖∂_Θ_i H_t‖ is bounded in t (max over t > {half} / max over t <= {half} <= 1.2, "
-              "unit inputs, 8 sequences, m = 64 at init)", src11, short_growth, 1.2, short_growth <= 1.2,
+              "unit inputs, 8 sequences, m = 64 at init)", src11, short_growth, 1.2, direction="<=",
               kind="prediction", predictions=["003-P11"]),
         check(f"ασ₁ = {z_long:g} > 1, inputs of radius {args.small_radius:g} (σ' ≈ σ₁): max_i ‖∂H_t/∂U_i‖ grows like "
               f"(ασ₁)ᵗ (fitted rate on t = 2 … {f} / log(ασ₁) within [0.85, 1.25])", src11, rate / np.log(z_long),
-              [0.85, 1.25], 0.85 <= rate / np.log(z_long) <= 1.25, kind="prediction", predictions=["003-P11"]),
+              [0.85, 1.25], direction="in", kind="prediction", predictions=["003-P11"]),
     ]
     results["part_d"] = {"t": ts, "curves": {f"{lab}_r{r:g}": c for (lab, r), c in curves.items()},
                          "bound": bound, "long_small_rate": rate, "log_z_long": float(np.log(z_long)),
@@ -450,32 +261,8 @@ def part_d(args, checks, results):
 
 def part_e(args, checks, results):
     """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
-    sigma = gflow.models.ACTIVATIONS[args.activation]
-    rows, usage, trajs = [], {}, {}
-    total = len(args.alphas) * len(args.lengths) * args.seeds
-    print(f"E. projected GD, η = 1/(T√τ), τ = {args.tau}, m = {args.m}, n = {args.n}: {total} runs", flush=True)
-    count = 0
-    for label, alpha in zip(("short", "long"), args.alphas):
-        for T in args.lengths:
-            for seed in range(args.seeds):
-                count += 1
-                t0 = time.time()
-                _, loss, model0 = problem(args, alpha, T, seed)
-                traj = projected_gd(args, loss, model0, T, args.tau, f"{label} α={alpha:g} T={T} seed {seed}", alpha=alpha)
-                excess, w_use, u_use, w_norms = constraint_excess(args, model0, traj)
-                r0 = float(traj.loss[0])
-                best = float(np.min(traj.loss[:-1]))  # min over s < τ (Theorem 1)
-                averaged = averaged_loss(loss, traj, args.tau) / averaged_loss(loss, traj, args.tau // 2)
-                rows.append({"regime": label, "alpha": alpha, "T": T, "seed": seed, "R0": r0, "best": best,
-                             "relative_best": best / r0, "final_relative": float(traj.loss[-1]) / r0,
-                             "excess": excess, "max_w_norm": float(np.max(w_norms)), "averaged_ratio": averaged,
-                             "alpha_m_sigma1": (alpha + args.rho / math.sqrt(args.m)) * sigma.sigma1})
-                if seed == 0:
-                    usage[(label, T)] = (w_use, u_use)
-                    trajs[(label, T)] = traj
-                print(f"  [{count}/{total}] {label} α={alpha:g} T={T} seed {seed}: R0={r0:.3g}, "
-                      f"min R/R0={best / r0:.3g}, constraint excess {excess:.1e} ({time.time() - t0:.1f} s)",
-                      flush=True)
+    rows, usage, trajs = projected_gd_runs(args)
+    total = len(rows)
 
     t_lo, t_hi = args.lengths[0], args.lengths[-1]
 
@@ -488,20 +275,20 @@ def part_e(args, checks, results):
     short = [r for r in rows if r["regime"] == "short"]
     short_best = max(r["relative_best"] for r in short)
     averaged = max(r["averaged_ratio"] for r in short)
-    src8 = f"{SOURCE}, §3(b) projected GD (spec 003 P8(a))"
-    src11 = f"{SOURCE}, §4.1 cutoff / Theorem 1 (spec 003 P11(c))"
+    src8 = f"{SOURCE}, §3(b) projected GD"
+    src11 = f"{SOURCE}, §4.1 cutoff / Theorem 1"
     checks += [
         check(f"projected GD: every iterate (all {args.tau + 1} of all {total} runs) keeps |ΔW_ii| <= ρ_w/√m, "
               "‖ΔU_i‖ <= ρ_u/√m and ‖W‖_{∞,∞} <= α_m (max excess; holds by construction of the clip and the ball "
-              "projection: checks the projection code)", src8, excess, 1e-12, excess <= 1e-12, kind="sanity",
+              "projection: checks the projection code)", src8, excess, 1e-12, direction="<=", kind="sanity",
               predictions=["003-P8"]),
         check(f"projected GD below the cutoff reaches min_s R_S(Θ(s)) <= 0.1 R_S(Θ(0)) at every T ∈ {args.lengths} "
-              f"and seed ({len(short)} runs, n = {args.n} training sequences; worst ratio)", f"{SOURCE}, Theorem 1 "
-              "(spec 003 P8)", short_best, 0.1, short_best <= 0.1, kind="prediction", predictions=["003-P8"]),
+              f"and seed ({len(short)} runs, n = {args.n} training sequences; worst ratio)", f"{SOURCE}, Theorem 1",
+              short_best, 0.1, direction="<=", kind="prediction", predictions=["003-P8"]),
         check(f"projected GD below the cutoff: the loss at the averaged parameters Θ̄_τ = (1/τ)Σ_(s<τ) Θ(s) "
               f"(Corollary 1) decreases with τ: R_S(Θ̄_τ) / R_S(Θ̄_(τ/2)) < 1 at every T and seed ({len(short)} runs, "
-              f"τ = {args.tau}; worst ratio)", f"{SOURCE}, Corollary 1 (spec 003 P8(b))", averaged, 1.0,
-              averaged < 1.0, kind="prediction", predictions=["003-P8"]),
+              f"τ = {args.tau}; worst ratio)", f"{SOURCE}, Corollary 1", averaged, 1.0,
+              direction="<", kind="prediction", predictions=["003-P8"]),
         over_seeds(f"ασ₁ < 1: relative loss min_s R_S/R_S(0) is about T-independent: per seed, ratio at T = {t_hi} "
                    f"to T = {t_lo} <= 2 (median over {len(deg['short'])} seeds)", src11, deg["short"], 2.0, "<=",
                    predictions=["003-P11"]),
@@ -518,41 +305,15 @@ def part_f(args, checks, results):
     """P13: projected vs plain GD at η = c/(T√τ) on the same problems."""
     sigma = gflow.models.ACTIVATIONS[args.activation]
     T = args.p13_length
-    rows = []
-    total = 2 * len(args.alphas) * len(args.step_multipliers)
-    print(f"F. projected vs plain GD at T = {T}, η = c/(T√τ), c ∈ {args.step_multipliers}: {total} runs", flush=True)
-    count = 0
-    for label, alpha in zip(("short", "long"), args.alphas):
-        _, loss, model0 = problem(args, alpha, T, 0)
-        for c in args.step_multipliers:
-            eta = c / (T * math.sqrt(args.tau))
-            for method in ("projected", "plain"):
-                count += 1
-                t0 = time.time()
-                kw = dict(save_at=np.arange(args.tau + 1), progress=False, config={"study": "memory_cutoff"})
-                if method == "projected":
-                    traj = gflow.discrete.run_projected_gd(loss, model0, lr=eta, steps=args.tau, projection=projection_of(args, model0),
-                                                  **kw)
-                else:
-                    traj = gflow.discrete.run_gd(loss, model0, lr=eta, steps=args.tau, **kw)
-                r0 = float(traj.loss[0])
-                rows.append({"regime": label, "alpha": alpha, "c": c, "eta": eta, "method": method,
-                             "status": traj.status, "relative_best": float(np.min(traj.loss)) / r0,
-                             "relative_final": float(traj.loss[-1]) / r0,
-                             "max_w_sigma1": max_w_along(traj) * sigma.sigma1})
-                rr = rows[-1]
-                print(f"  [{count}/{total}] {label} c={c:g} {method}: {rr['status']}, min R/R0={rr['relative_best']:.3g}, "
-                      f"final R/R0={rr['relative_final']:.3g}, max_s ‖W‖∞σ₁={rr['max_w_sigma1']:.3f} "
-                      f"({time.time() - t0:.1f} s)", flush=True)
+    rows = step_size_runs(args)
     short_proj = [r for r in rows if r["regime"] == "short" and r["method"] == "projected"]
     worst = max(r["max_w_sigma1"] for r in short_proj)
     alpha_m_s1 = (args.alphas[0] + args.rho / math.sqrt(args.m)) * sigma.sigma1
-    src13 = f"{SOURCE}, Remark 5 (spec 003 P13)"
+    src13 = f"{SOURCE}, Remark 5"
     checks.append(check(f"P13: below the cutoff projected GD keeps max_s ‖W(s)‖_{{∞,∞}} σ₁ <= α_m σ₁ = "
                         f"{alpha_m_s1:.3g} < 1 at every step size c ∈ {args.step_multipliers} (by construction: the "
                         "clip keeps |W_ii| <= α_m and the study refuses α_m σ₁ >= 1; checks the projection)", src13,
-                        worst, alpha_m_s1,
-                        worst <= alpha_m_s1 * (1 + 1e-12) and alpha_m_s1 < 1, kind="sanity", predictions=["003-P13"]))
+                        worst, alpha_m_s1 * (1 + 1e-12), direction="<=", kind="sanity", predictions=["003-P13"]))
 
     def trains(r):  # the criterion of the finding below, written before any run: no divergence, final <= 0.1 R(0)
         return r["status"] == "completed" and r["relative_final"] <= 0.1
@@ -565,12 +326,12 @@ def part_f(args, checks, results):
     plain_at = [r for r in rows if r["method"] == "plain" and r["regime"] == "short" and r["c"] == c_proj]
     passed = c_proj is not None and not trains(plain_at[0])
     value = float("nan") if c_proj is None else (c_plain or 0.0) / c_proj
-    checks.append(check(f"P13 (spec 003's derivation, not the paper's: Remark 5 says nothing of plain GD's step, so "
-                        f"this finding decides no prediction, issue 28): below the cutoff (T = {T}, seed 0) plain GD "
+    checks.append(check(f"P13 (derived here, not the paper's: Remark 5 says nothing of plain GD's step, so "
+                        f"this finding decides no prediction): below the cutoff (T = {T}, seed 0) plain GD "
                         f"needs a smaller step than projected GD: at the largest η = c/(T√τ), c ∈ "
                         f"{args.step_multipliers}, at which projected GD trains (no divergence, final R_S <= 0.1 "
                         "R_S(0)), plain GD from the same init does not (value: largest c at which plain GD trains / that "
-                        "c, 0 if none)", src13, value, 1.0, passed,
+                        "c, 0 if none)", src13, value, 1.0, passed=passed,
                         kind="prediction", predictions=[], c_projected=c_proj, c_plain=c_plain))
 
     plain_short = [r for r in rows if r["regime"] == "short" and r["method"] == "plain"]
@@ -581,7 +342,7 @@ def part_f(args, checks, results):
             p["relative_best"] < q["relative_best"] for p, q in zip(
                 [r for r in rows if r["method"] == "plain"], [r for r in rows if r["method"] == "projected"])])),
         "plain_gd_max_w_sigma1_short": max(r["max_w_sigma1"] for r in plain_short),
-        "note": "spec 003 P13 derives 'plain GD needs a much smaller η' from the theorems' sufficient step sizes; "
+        "note": "003-P13 derives 'plain GD needs a much smaller η' from the theorems' sufficient step sizes; "
                 "the prediction check compares the largest step on the grid at which each method trains",
     }
     results["part_f"] = {"T": T, "rows": rows, "finding": finding}
@@ -589,58 +350,20 @@ def part_f(args, checks, results):
     return rows
 
 
-def p14_flow(args, loss, model0, bar, rtol=None):
-    """P14: the plain gradient flow (diffrax) from Θ(0) to t₁ = P14_HORIZON ‖Θ(0) − Θ̄‖² / R_S(Θ(0)); returns the
-    trajectory, its bound excess / R_S(Θ(0)) and ratio at every saved t > 0 (flow_bound_excess), and the scalars."""
-    r0, r_bar, lyap0 = float(loss(model0)), float(loss(bar)), squared_distance(model0, bar)
-    t1 = P14_HORIZON * lyap0 / r0
-    ts = np.concatenate([[0.0], np.geomspace(1e-3 * t1, t1, P14_SAVES)])
-    traj = gflow.solve_flow(loss, model0, t1, rtol=rtol, save_at=ts, progress=False,
-                            config={"study": "memory_cutoff", "run": "P14 gradient flow"})
-    if traj.status != "completed":
-        raise RuntimeError(f"P14 gradient flow: {traj.status} ({traj.message})")
-    excess, ratio = flow_bound_excess(traj.ts, traj.loss, r_bar, lyap0)
-    return traj, excess / r0, ratio, {"R0": r0, "R_bar": r_bar, "lyapunov0": lyap0, "t1": t1}
-
-
 def part_g(args, checks, results):
     """P6: R_S(Θ̄) of the transported point against m; P14: the gradient flow against the Lyapunov bound."""
-    alpha, T = args.alphas[0], args.transport_length
+    T = args.transport_length
     print(f"G. transported point (P6) at m ∈ {args.p6_widths} and gradient flow (P14) at m = {args.m}, T = {T}, "
           f"M = {args.transport_samples}: {args.seeds} seeds", flush=True)
-    losses, exponents, feasible, flows, curve = [], [], 0.0, [], None
-    for seed in range(args.seeds):
-        t0 = time.time()
-        teacher, loss, model0 = problem(args, alpha, T, seed, samples=args.transport_samples)
-        per_m = []
-        for m in args.p6_widths:
-            init = student(args, alpha, seed, m)
-            bar = transported_point(teacher, init)
-            per_m.append(float(loss(bar)))
-            feasible = max(feasible, max(neuron_moves(bar, init)) * math.sqrt(m) / args.nu)
-        losses.append(per_m)
-        exponents.append(an.fit_power_law(args.p6_widths, per_m))
-        bar0 = transported_point(teacher, model0)
-        traj, excess, ratio, scalars = p14_flow(args, loss, model0, bar0)
-        w_move, u_move = (max(v) for v in zip(*(neuron_moves(traj.model_at(i), model0) for i in range(len(traj.ts)))))
-        flows.append(dict(scalars, seed=seed, max_excess=float(np.max(excess)), max_ratio=float(np.max(ratio)),
-                          radius_needed=max(w_move, u_move) * math.sqrt(args.m), final_loss=float(traj.loss[-1])))
-        if seed == 0:
-            tight = p14_flow(args, loss, model0, bar0, rtol=1e-10)[1]  # 100× tighter (docs/design.md, "Studies")
-            flows[0]["max_excess_rtol_1e-10"] = float(np.max(tight))
-            curve = {"t": traj.ts[1:], "excess": excess, "ratio": ratio}
-        f = flows[-1]
-        print(f"  seed {seed}: R_S(Θ̄) = {per_m} (exponent {exponents[-1]:.3f}); flow to t₁ = {f['t1']:.3g}: max "
-              f"excess {f['max_excess']:.3g} R_S(0), needs ρ >= {f['radius_needed']:.3g} ({time.time() - t0:.1f} s)",
-              flush=True)
+    losses, exponents, feasible, flows, curve = transport_runs(args, tight_rtol(DEFAULT_RTOL))  # docs/design.md, "Studies"
     excess = np.asarray([f["max_excess"] for f in flows])
-    src6 = f"{SOURCE}, Prop. 3 proof / Remark 4 / Prop. 5 (spec 003 P6)"
-    src14 = f"{SOURCE}, Theorem 1 proof, η → 0 (spec 003 P14, derived)"
+    src6 = f"{SOURCE}, Prop. 3 proof / Remark 4 / Prop. 5"
+    src14 = f"{SOURCE}, Theorem 1 proof, η → 0 (derived here)"
     checks += [
         check(f"the transported point Θ̄ lies in Theorem 1's set: √m max_i |W̄_ii − W_ii(0)| <= ν̄_w and √m max_i "
               f"‖Ū_i − U_i(0)‖ <= ν̄_u (max ratio over m ∈ {args.p6_widths} and {args.seeds} seeds; holds by "
-              "construction from |v_w| <= ν̄_w, ‖v_u‖ <= ν̄_u: checks transported_point)", src6, feasible, 1.0,
-              feasible <= 1.0 + 1e-12, kind="sanity", predictions=["003-P6"]),
+              "construction from |v_w| <= ν̄_w, ‖v_u‖ <= ν̄_u: checks transported_point)", src6, feasible,
+              1.0 + 1e-12, direction="<=", kind="sanity", predictions=["003-P6"]),
         over_seeds(f"P6 approximation without training: R_S(Θ̄) of the transported point falls like 1/m; per seed the "
                    f"fitted exponent of R_S(Θ̄) against m ∈ {args.p6_widths} (one Def. 1 init per width, n = {args.n} "
                    f"sequences of length {T}, α σ₁ < 1, teacher with M = {args.transport_samples} samples) lies in "
@@ -663,23 +386,10 @@ def part_g(args, checks, results):
 
 def part_h(args, checks, results):
     """P10: projected GD at several training-set sizes n, fixed teacher, width and τ."""
-    alpha, T, sizes = args.alphas[0], args.transport_length, args.p10_sizes
+    T, sizes = args.transport_length, args.p10_sizes
     print(f"H. projected GD at n ∈ {sizes}, T = {T}, τ = {args.p10_tau}, m = {args.m}: {args.seeds} seeds",
           flush=True)
-    best, test, initial = (np.zeros((args.seeds, len(sizes))) for _ in range(3))
-    for seed in range(args.seeds):
-        for j, n in enumerate(sizes):
-            t0 = time.time()
-            teacher, loss, model0 = problem(args, alpha, T, seed, n=n)
-            if j == 0:
-                test_loss = gflow.objectives.SampleLoss.from_teacher(key(seed, 4), teacher, args.test_sequences, T,
-                                                                      sampler=sampler(args))
-            traj = projected_gd(args, loss, model0, T, args.p10_tau, f"P10 n={n} seed {seed}")
-            s = int(np.argmin(traj.loss[:-1]))  # min over s < τ (Theorem 1)
-            best[seed, j], initial[seed, j] = traj.loss[s], traj.loss[0]
-            test[seed, j] = float(test_loss(traj.model_at(s)))
-            print(f"  seed {seed} n={n}: min R_S = {best[seed, j]:.3g} (R_S(0) = {initial[seed, j]:.3g}), test loss "
-                  f"{test[seed, j]:.3g} ({time.time() - t0:.1f} s)", flush=True)
+    best, test, initial = sample_size_runs(args)
     n_lo, n_hi = sizes[0], sizes[-1]
     threshold = P10_SLACK * math.sqrt(math.log(n_hi) / math.log(n_lo))
     slopes = [an.fit_power_law(sizes, b) for b in best]
@@ -688,7 +398,7 @@ def part_h(args, checks, results):
         f"α σ₁ < 1) the best training loss min_(s<τ) R_S stays essentially flat in n: per seed min R_S at n = {n_hi} "
         f"/ at n = {n_lo} <= {P10_SLACK:g}·√(ln {n_hi} / ln {n_lo}) = {threshold:.3g} (Theorem 1: n enters only "
         f"through √log(2Tn/δ); the prediction is that the training loss does not grow with n, not that an error "
-        f"falls with n; median over {args.seeds} seeds)", f"{SOURCE}, Theorem 1 eqs. (18)–(19) (spec 003 P10)",
+        f"falls with n; median over {args.seeds} seeds)", f"{SOURCE}, Theorem 1 eqs. (18)–(19)",
         best[:, -1] / best[:, 0], threshold, "<=", predictions=["003-P10"], slope_ln_R_vs_ln_n=slopes,
         median_best_per_n=dict(zip(map(str, sizes), np.median(best, axis=0))),
         median_test_loss_per_n=dict(zip(map(str, sizes), np.median(test, axis=0)))))

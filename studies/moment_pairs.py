@@ -1,21 +1,21 @@
 """Why k > 2d̂ is needed, and why zero loss alone is not enough (seed 000: Lemma A.1, Cor. A.2, Prop. 3, Lemma 7).
 
-Part 1 — Lemma A.1 / Corollary A.2 (spec 000 §1.4e, §6 P8). Two balanced, stable teachers of dimension d̂ whose
+Part 1 — Lemma A.1 / Corollary A.2 (000-P8). Two balanced, stable teachers of dimension d̂ whose
 impulse responses agree for j ≤ 2d̂ − 2 and differ at j = 2d̂ − 1 (``gflow.teachers.moment_matched_pair``; for
 d̂ = 2 the explicit pair Â = diag(−1/2, 1/2), B̂ = (√.5, √.5) and Â = diag(−1/4, 1), B̂ = (√.8, √.2)). For
 k ≤ 2d̂ − 1 the two population losses are the same function of the student, checked on random students to
 rounding; gradient flow from one start then follows one path for both teachers, and whatever it learns misses
 one of them by at least |ŵ_{2d̂−1} − ŵ'_{2d̂−1}| / 2 on the tail. With k = 2d̂ + 1 a balanced student trained on
-each teacher extrapolates (Theorem 5 / Lemma 7). App. D (spec 000 P16): everything above is repeated with the
+each teacher extrapolates (Theorem 5 / Lemma 7). App. D: everything above is repeated with the
 accumulating loss (weights k − i): the same equal-loss identity, the same shared path at k = 3, and the same
 extrapolation at k = 5.
 
-Part 2 — Proposition 3 (spec 000 §4 item 2, §6 P9). For d > k the Vandermonde construction
+Part 2 — Proposition 3. For d > k the Vandermonde construction
 (``gflow.teachers.vandermonde_student``) gives a symmetric student with zero loss whose impulse response takes
 arbitrary values at j = k .. d − 1: zero training loss does not imply extrapolation. Lemma 7 says such a student
 must be unbalanced once k > 2d̂: its spectral measure needs a negative weight.
 
-Check classes (issue 15): the pairs, the loss identities, the Vandermonde student and Lemma 7 on constructed
+Check classes: the pairs, the loss identities, the Vandermonde student and Lemma 7 on constructed
 students hold by construction or are identities: *sanity* checks. The *prediction* checks are the trained flows:
 at k = 2d̂ − 1 < d gradient flow reaches (near) zero loss, a point that cannot extrapolate both teachers (Cor. A.2;
 an instance of Prop. 3 reached by training), and at k = 2d̂ + 1 it extrapolates (uniform and accumulating loss).
@@ -30,9 +30,25 @@ import jax
 import numpy as np
 
 import gflow
-from gflow import analysis as an, initializers, teachers
+from gflow import analysis as an, teachers
 from gflow.plot import figure_grid, label_axes, plot_impulse_response
-from gflow.study import check, QuickFull, run_study, save_figure, save_trajectories, study_parser
+from gflow.problems.moment_pairs import (
+    KINDS,
+    pair_identity,
+    random_students,
+    run_flows,
+)
+from gflow.study import (
+    both_tolerances,
+    check,
+    QuickFull,
+    rtol_option,
+    run_study,
+    save_figure,
+    save_trajectories,
+    study_parser,
+    tolerance_agreement,
+)
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 
@@ -45,7 +61,7 @@ def parse_args(argv=None):
     p.add_argument("--d", type=int, default=8, help="student dimension for the flows (d > k)")
     p.add_argument("--eps", type=float, default=1e-3, help="balanced initialization scale of the flows")
     p.add_argument("--t1", type=float, default=QuickFull(1e6, quick=1e4), help="flow horizon")
-    p.add_argument("--rtol", type=float, default=1e-8, help="solver rtol; the flows are repeated at rtol/100")
+    rtol_option(p)
     p.add_argument("--horizon", type=int, default=100, help="tail window [k, horizon) of the extrapolation error")
     p.add_argument("--extrapolation-threshold", type=float, default=1e-2,
                    help="tail error below which a k = 2d̂ + 1 student counts as extrapolating (our choice)")
@@ -59,7 +75,7 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     p.require_positive(args, "d", "horizon", "prop3_teacher_dim", "prop3_k", "lemma7_tails", "general_d_hat", "t1",
-                       "eps", "rtol")
+                       "eps")
     if args.prop3_d <= args.prop3_k:
         p.error("--prop3-d must exceed --prop3-k (Proposition 3 needs d > k)")
     if args.students < len(KINDS):
@@ -67,68 +83,13 @@ def parse_args(argv=None):
     return args
 
 
-KINDS = ("balanced", "symmetric", "gaussian")
-
-
-def random_students(key, n, d):
-    """n students the loss identity must hold for, stacked by kind (balanced symmetric, unbalanced symmetric,
-    general; n split as evenly as possible, at least one each), scales uniform in [0.1, 0.5]: {kind: batched
-    LinearRNN}."""
-    out = {}
-    for i, kind in enumerate(KINDS):
-        keys = jax.random.split(jax.random.fold_in(key, i), max(1, n // len(KINDS) + (i < n % len(KINDS))))
-        scales = np.asarray(jax.random.uniform(jax.random.fold_in(key, 10 + i), (len(keys),), minval=0.1, maxval=0.5))
-        models = [getattr(initializers, kind)(k, d, scale=float(s)) for k, s in zip(keys, scales)]
-        out[kind] = jax.tree_util.tree_map(lambda *xs: jax.numpy.stack(xs), *models)
-    return out
-
-
-def pair_identity(pair, students, d_hat, weighting="uniform"):
-    """max relative |L(T1) − L(T2)| over students for k ≤ 2d̂ − 1, and the minimum relative gap at k = 2d̂."""
-    T1, T2 = pair
-
-    @jax.jit
-    def losses(batch):
-        return [[jax.vmap(gflow.PopulationLoss(T, k, weighting))(batch) for T in (T1, T2)]
-                for k in range(1, 2 * d_hat + 1)]
-
-    worst, gap_next = 0.0, np.inf
-    for batch in students.values():
-        for k, (a, b) in enumerate(losses(batch), start=1):
-            a, b = np.asarray(a), np.asarray(b)
-            rel = np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-300)
-            if k <= 2 * d_hat - 1:
-                worst = max(worst, float(np.max(rel)))
-            else:
-                gap_next = min(gap_next, float(np.min(rel)))
-    return worst, gap_next
-
-
-def run_flows(jobs, args, rtol):
-    """Gradient flows for [(teacher, k, weighting), ...] from one balanced start: one batched ``solve_flows`` call
-    per weighting (the losses are padded to the largest k, so a single compiled solve serves each group)."""
-    model0 = initializers.balanced(jax.random.key(args.seed), args.d, scale=args.eps)
-    k_max = max(k for _, k, _ in jobs)
-    trajs = [None] * len(jobs)
-    for weighting in dict.fromkeys(w for _, _, w in jobs):
-        index = [i for i, (_, _, w) in enumerate(jobs) if w == weighting]
-        losses = [gflow.PopulationLoss(jobs[i][0], jobs[i][1], weighting).padded_to(k_max) for i in index]
-        group = gflow.solve_flows(losses, [model0] * len(losses), args.t1, rtol=rtol, save_at=120,
-                                  config={"study": "moment_pairs", "weighting": weighting})
-        for i, traj in zip(index, group):
-            if traj.status != "completed":
-                raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
-            trajs[i] = traj
-    return trajs
-
-
 def main(argv=None):
     return run_study("moment_pairs", parse_args, science, argv)
 
 
 D_HAT = 2  # the pair of Lemma A.1 that Part 1 trains on
-SRC_PAIR = f"{SOURCE}, Lemma A.1 / Cor. A.2 (spec 000 §1.4e, §6 P8)"
-SRC_ACC = f"{SOURCE}, App. D (accumulating loss, weights k − i; spec 000 §6 P16)"
+SRC_PAIR = f"{SOURCE}, Lemma A.1 / Cor. A.2"
+SRC_ACC = f"{SOURCE}, App. D (accumulating loss, weights k − i)"
 
 
 def science(args, checks, results):
@@ -155,24 +116,24 @@ def part_1_pair(args, checks, results):
     max_abs_a = float(max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))))
     checks += [
         check("d̂=2 pair: impulse responses agree for j <= 2d̂-2 = 2 (to rounding; by construction)", SRC_PAIR, agree,
-              1e-15, agree <= 1e-15, kind="sanity", predictions=["000-P8"]),
-        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the spec's hand-computed 0.1875 (arithmetic)", SRC_PAIR, float(h_gap),
-              0.1875, abs(h_gap - 0.1875) <= 1e-14, kind="sanity", predictions=["000-P8"]),
+              1e-15, direction="<=", kind="sanity", predictions=["000-P8"]),
+        check("d̂=2 pair: |ŵ_3 − ŵ'_3| equals the hand-computed 0.1875 (arithmetic)", SRC_PAIR, float(h_gap),
+              0.1875, passed=abs(h_gap - 0.1875) <= 1e-14, kind="sanity", predictions=["000-P8"]),
         check(f"d̂=2 pair: identical losses for every k <= 3 on {n_students} random students (max relative "
-              "difference; an identity once the IRs agree on j <= 2)", SRC_PAIR, worst, 1e-12, worst <= 1e-12,
+              "difference; an identity once the IRs agree on j <= 2)", SRC_PAIR, worst, 1e-12, direction="<=",
               kind="sanity", predictions=["000-P8"]),
         check(f"d̂=2 pair: at k = 2d̂ = 4 the losses differ on each of the {n_students} students (min relative gap; "
-              "generic once ŵ_3 ≠ ŵ'_3)", SRC_PAIR, float(gap_next), 1e-6, gap_next > 1e-6, kind="sanity",
+              "generic once ŵ_3 ≠ ŵ'_3)", SRC_PAIR, float(gap_next), 1e-6, direction=">", kind="sanity",
               predictions=["000-P8"]),
         check("both teachers are balanced (B̂ = Ĉᵀ), stable (max|Â| <= 1) and non-degenerate (Ĉ B̂ = 1): the "
               "construction; value max|Â|", SRC_PAIR, max_abs_a, 1.0,
-              max_abs_a <= 1.0 and abs(w1[0] - 1) < 1e-14 and abs(w2[0] - 1) < 1e-14
+              passed=max_abs_a <= 1.0 and abs(w1[0] - 1) < 1e-14 and abs(w2[0] - 1) < 1e-14
               and float(an.balance_ratio(T1)) == 0.0 and float(an.balance_ratio(T2)) == 0.0, kind="sanity",
               predictions=["000-P8"]),
     ]
     checks.append(check(f"accumulating loss: identical losses for every k <= 3 on the same {n_students} students "
                         "(max relative difference) and different at k = 4 (an identity, as for the uniform loss)",
-                        SRC_ACC, worst_acc, 1e-12, worst_acc <= 1e-12 and gap_next_acc > 1e-6, kind="sanity",
+                        SRC_ACC, worst_acc, 1e-12, passed=worst_acc <= 1e-12 and gap_next_acc > 1e-6, kind="sanity",
                         min_gap_k_4=gap_next_acc, predictions=["000-P16"]))
     results["pair"] = {"atoms": [np.asarray(T1.A), np.asarray(T2.A)], "weights": [np.asarray(T1.B) ** 2,
                        np.asarray(T2.B) ** 2], "ir": [w1[:8], w2[:8]], "max_relative_loss_difference_k_le_3": worst,
@@ -188,7 +149,7 @@ def part_1_flows(args, T1, T2, h_gap, checks, results):
     flows, flow_res = {}, {}
     jobs = [(k, name + suffix, T, weighting) for k in (2 * d_hat - 1, 2 * d_hat + 1)
             for suffix, weighting in (("", "uniform"), ("acc", "accumulating")) for name, T in (("T1", T1), ("T2", T2))]
-    for tol_name, rtol in (("default", args.rtol), ("tight", args.rtol / 100)):
+    for tol_name, rtol in both_tolerances(args.rtol):
         for (k, name, T, _), traj in zip(jobs, run_flows([(T, k, w) for k, _, T, w in jobs], args, rtol)):
             m = traj.final
             flow_res[(k, name, tol_name)] = {
@@ -210,39 +171,38 @@ def part_1_flows(args, T1, T2, h_gap, checks, results):
     unavoidable = max(flow_res[(k_short, "T1", "default")]["tail_T1"], flow_res[(k_short, "T1", "default")]["tail_T2"])
     long_tails = [flow_res[(k_long, n, "default")][f"tail_{n}"] for n in ("T1", "T2")]
     long_tails_tight = [flow_res[(k_long, n, "tight")][f"tail_{n}"] for n in ("T1", "T2")]
-    tol_diff = max(abs(a - b) for a, b in zip(long_tails, long_tails_tight))
     checks += [
         check(f"k = {k_short}: the gradient flows for the two teachers coincide (max relative parameter difference; "
               "the two losses are the same function, so this guards the solver)", SRC_PAIR, same_path, 1e-8,
-              same_path <= 1e-8, kind="sanity", predictions=["000-P8"]),
+              direction="<=", kind="sanity", predictions=["000-P8"]),
         check(f"k = {k_short} = 2d̂ − 1: gradient flow from one balanced start (d = {args.d}, ε = {args.eps:g}, "
               f"t1 = {args.t1:g}) reaches L <= 1e-10 for both teachers (max final loss): the zero-loss point of "
               "Cor. A.2 (and, with d > k, an instance of Prop. 3 reached by training), which then misses one teacher "
               "by >= |ŵ_3 − ŵ'_3|/2", f"{SOURCE}, Cor. A.2 / Prop. 3", max(short_losses), 1e-10,
-              max(short_losses) <= 1e-10, kind="prediction", predictions=["000-P8", "000-P9"]),
+              direction="<=", kind="prediction", predictions=["000-P8", "000-P9"]),
         check(f"k = {k_short}: the learned student misses one teacher by >= |ŵ_3 − ŵ'_3|/2 on the tail (the "
-              "triangle inequality: true of any student)", f"{SOURCE}, Cor. A.2", unavoidable, h_gap / 2,
-              unavoidable >= h_gap / 2 - 1e-12, kind="sanity", predictions=["000-P8"]),
+              "triangle inequality: true of any student)", f"{SOURCE}, Cor. A.2", unavoidable,
+              h_gap / 2 - 1e-12, direction=">=", kind="sanity", predictions=["000-P8"]),
         check(f"k = {k_long} > 2d̂: the balanced students trained on each teacher extrapolate, max tail error on "
               f"[{k_long}, {H}) over both teachers <= {args.extrapolation_threshold:g} (our threshold)",
               f"{SOURCE}, Thm 5 / Lemma 7 / Thm 8 (P6-P7)", max(long_tails), args.extrapolation_threshold,
-              max(long_tails) <= args.extrapolation_threshold, kind="prediction", tight_rtol=max(long_tails_tight),
+              direction="<=", kind="prediction", tight_rtol=max(long_tails_tight),
               predictions=["000-P6"]),
-        check(f"k = {k_long} tail errors agree between rtol and rtol/100 (absolute difference <= 1e-3 of the "
-              "threshold)", "tolerance check (docs/design.md)", tol_diff, 1e-3 * args.extrapolation_threshold,
-              tol_diff <= 1e-3 * args.extrapolation_threshold, kind="sanity", predictions=["000-P6"]),
+        tolerance_agreement(f"k = {k_long} tail errors agree between rtol and rtol/100 (absolute difference <= 1e-3 "
+                            "of the threshold)", "tolerance check (docs/design.md)", long_tails, long_tails_tight,
+                            1e-3 * args.extrapolation_threshold, relative=False, predictions=["000-P6"]),
     ]
     same_acc = float(np.max(np.abs(flows[(k_short, "T1acc")].params - flows[(k_short, "T2acc")].params))
                      / np.max(np.abs(flows[(k_short, "T1acc")].params)))
     acc_tails = [flow_res[(k_long, n + "acc", "default")][f"tail_{n}"] for n in ("T1", "T2")]
     checks += [
         check(f"accumulating loss, k = {k_short}: the flows for the two teachers coincide (max relative parameter "
-              "difference; same loss function, a solver guard)", SRC_ACC, same_acc, 1e-8, same_acc <= 1e-8,
+              "difference; same loss function, a solver guard)", SRC_ACC, same_acc, 1e-8, direction="<=",
               kind="sanity", predictions=["000-P16"]),
         check(f"accumulating loss, k = {k_long} > 2d̂: the balanced students trained on each teacher extrapolate, "
               f"max tail error on [{k_long}, {H}) over both teachers <= {args.extrapolation_threshold:g} "
               "(our threshold)", SRC_ACC, max(acc_tails), args.extrapolation_threshold,
-              max(acc_tails) <= args.extrapolation_threshold, kind="prediction", predictions=["000-P16"]),
+              direction="<=", kind="prediction", predictions=["000-P16"]),
     ]
     results["flows"] = {f"k{k}_{n}_{t}": v for (k, n, t), v in flow_res.items()}
     results["flows"]["same_path_relative_difference"] = same_path
@@ -265,7 +225,7 @@ def part_1b_general_pairs(args, students, checks, results):
         checks.append(check(f"d̂={dh} pair (construction): IRs agree for j <= {2 * dh - 2} (<= 1e-14), differ at "
                             f"j = {2 * dh - 1} (>= 1e-4), equal losses for k <= {2 * dh - 1} on the {n_students} "
                             "students (relative <= 1e-10)", f"{SOURCE}, Lemma A.1", differ_g, 1e-4,
-                            agree_g <= 1e-14 and differ_g >= 1e-4 and worst_g <= 1e-10, kind="sanity",
+                            passed=agree_g <= 1e-14 and differ_g >= 1e-4 and worst_g <= 1e-10, kind="sanity",
                             agree_max=agree_g, max_relative_loss_difference=worst_g, predictions=["000-P8"]))
         print(f"  d̂={dh} pair: agree to {agree_g:.1e} for j <= {2 * dh - 2}, differ by {differ_g:.4g} at "
               f"j = {2 * dh - 1}; loss difference {worst_g:.1e}", flush=True)
@@ -282,12 +242,12 @@ def part_2_prop3(args, checks, results):
     h, w = np.asarray(student.impulse_response(H)), np.asarray(teacher.impulse_response(H))
     tail_p3 = float(np.max(np.abs(h[k:d] - w[k:d])))
     weights = np.asarray(an.spectral_measure(student).weights)
-    src_p3 = f"{SOURCE}, Prop. 3 / E.2 (spec 000 §4 item 2, §6 P9)"
+    src_p3 = f"{SOURCE}, Prop. 3 / E.2"
     checks += [
         check(f"Prop. 3 student (d̂={args.prop3_teacher_dim}, k={k}, d={d}): relative training loss ≈ 0 (by "
-              "construction)", src_p3, loss_p3, 1e-20, loss_p3 <= 1e-20, kind="sanity", predictions=["000-P9"]),
+              "construction)", src_p3, loss_p3, 1e-20, direction="<=", kind="sanity", predictions=["000-P9"]),
         check("Prop. 3 student: the impulse response is off by the prescribed 1 on j = k..d-1 (max error >= 0.99; "
-              "by construction)", src_p3, tail_p3, 0.99, tail_p3 >= 0.99, kind="sanity", predictions=["000-P9"]),
+              "by construction)", src_p3, tail_p3, 0.99, direction=">=", kind="sanity", predictions=["000-P9"]),
     ]
     results["prop3"] = {"teacher_dim": args.prop3_teacher_dim, "k": k, "d": d, "relative_loss": loss_p3,
                         "tail_error_k_to_d": tail_p3, "weights": weights, "negative_weights": int(np.sum(weights < 0))}
@@ -313,7 +273,7 @@ def part_2_lemma7(args, teacher, checks, results):
                         f"spectral weight ({args.lemma7_tails} random tails; largest min_i g_i; Lemma 7 on "
                         "constructed students, a moment identity)",
                         f"{SOURCE}, Lemma 7 (balanced + L = 0 + k > 2d̂ ⇒ extrapolation)", worst_min, 0.0,
-                        worst_min < 0.0, kind="sanity", predictions=["000-P6", "000-P9"]))
+                        direction="<", kind="sanity", predictions=["000-P6", "000-P9"]))
     results["prop3"].update(lemma7_k=k7, lemma7_d=d7, lemma7_min_weights=min_weights)
     print(f"  Lemma 7 at k={k7}: largest min weight {worst_min:.3g}", flush=True)
 

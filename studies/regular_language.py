@@ -2,21 +2,22 @@
 
 Seed 002 (Panigrahi & Goyal 2021) says that D_{L1} (exactly one 1) and pattern matching (contains a substring) are
 efficiently representable in its concept class, that PARITY is "easily expressible", and that RNNs "perform well on
-regular language recognition" in experiments of an appendix that our copy lacks (spec 002 §4: probably Tomita
+regular language recognition" in experiments of an appendix that our copy lacks (probably Tomita
 grammars and an RMSProp-type optimizer; no sizes, languages, seed counts or numbers survive). So this setup is ours:
 
 - strings of L = 10 bits; per language and seed a training set (N = 256) and a test set (512) drawn
-  *independently from one distribution D* (:func:`iid_split`, issue 28): D is label-balanced (member or non-member
-  with probability 1/2, then uniform over the strings of the class; D_{L1}'s non-members half "near misses" with zero
-  or two 1s, half other non-members, so the task is not "few 1s vs many"); each set is a class-stratified sample of
-  D drawn with replacement. Test accuracy then estimates the population accuracy under D, the quantity Thm 3.1
-  bounds. A test string may be a training string (D_{L1} has only L members, all almost surely in the training set;
-  in the quick run 63 % of D_{L1}'s test strings, 10-12 % of the others'); accuracy on the test strings that are not
-  training strings is reported beside (``test_unseen``);
+  *independently from one distribution D* (gflow.problems.regular_language.iid_split): D is label-balanced
+  (member or non-member with probability 1/2, then uniform over the strings of the class; D_{L1}'s non-members half
+  "near misses" with zero or two 1s, half other non-members, so the task is not "few 1s vs many"); each set is a
+  class-stratified sample of D drawn with replacement. Test accuracy then estimates the population accuracy under D,
+  the quantity Thm 3.1 bounds. A test string may be a training string (D_{L1} has only L members, all almost surely
+  in the training set; in the quick run 63 % of D_{L1}'s test strings, 10-12 % of the others'); accuracy on the test
+  strings that are not training strings is reported beside (``test_unseen``);
 - out-of-distribution variant, reported beside and never deciding: D_{L1} with the split of commit 1056b11
-  (:func:`held_out_split`: no test string is a training string, so 3 of the 10 members, their 1 at positions never
-  seen in training, are the test members), at the smallest and largest widths (``--no-ood`` skips it). Its test
-  distribution is not its training distribution, so Thm 3.1 says nothing about it (issue 28: 000-P5 → 002-P5);
+  (gflow.problems.regular_language.held_out_split: no test string is a training string, so 3 of the 10 members,
+  their 1 at positions never seen in training, are the test members), at the smallest and largest widths
+  (``--no-ood`` skips it). Its test distribution is not its training distribution, so Thm 3.1 says nothing about it
+  (002-P5);
 - bits encoded as seed 002's normalized sequences (Def. 3.1, d = 4, ε_x = 0.1, bias tokens first and last;
   gflow.objectives.encode_strings), so each string is a sequence of L + 2 tokens;
 - the paper's model (gflow.models.elman_panigrahi_goyal: ReLU, W, A ~ N(0, 2/m) trained, B ~ N(0, 2) fixed, λ = 1),
@@ -24,7 +25,7 @@ grammars and an RMSProp-type optimizer; no sizes, languages, seed counts or numb
   the label is sign(F_L); 10 seeds (ours: the paper's count is lost), each seed its own split and initialization.
 
 Checks (medians over seeds with bootstrap 95 % intervals, gflow.study.over_seeds; thresholds ours, the paper gives
-no numbers). Spec 002 P6 as pre-registered (before the first run; the check as it stood before commit 1056b11):
+no numbers). 002-P6 as pre-registered (before the first run; the check as it stood before commit 1056b11):
 the representable languages D_{L1} and substring reach test accuracy ≥ 0.75 (chance 0.5) at the largest width, and
 their test accuracy does not fall with width (largest ≥ smallest − 0.05; pre-registered on the difference of the
 medians, here per seed). Post hoc, marked in the claims and not deciding: 1056b11, after a run had passed, added
@@ -32,7 +33,7 @@ PARITY to the ≥ 0.75 check, dropped the "does not fall" check and moved D_{L1}
 PARITY's check is shown (no prediction id), the "does not fall" check is restored, and the split is i.i.d. again
 (the pre-registered split also tested D_{L1} on members seen in training). P6 is asymptotic: Thm 3.1 (and §4's
 representability) need m, N ≥ poly(C, p, L, d_out, 1/ε) with unspecified polynomials, so no finite m, N is implied;
-the checks test our finite-size reading (N = 256, L = 10, m ≤ 256, Adam, λ = 1), as each claim says. Spec 002 P5:
+the checks test our finite-size reading (N = 256, L = 10, m ≤ 256, Adam, λ = 1), as each claim says. 002-P5:
 for D_{L1} and substring the train–test gap does not grow with width (per seed, gap at the largest width − gap at
 the smallest ≤ 0.1). Sanity (preconditions, never evidence): every language is fitted at the largest width (train
 accuracy ≥ 0.95, worst seed); the out-of-distribution variant's test strings are held out.
@@ -53,13 +54,11 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.objectives import TOKEN_DIM
-from gflow.plot import figure_grid
+from gflow.problems import regular_language as rl
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
-REPRESENTABLE = ("d_l1", "contains")  # spec 002 §4: efficiently representable in the concept class
-NAMES = {"d_l1": "D_L1 (exactly one 1)", "parity": "PARITY", "contains": "contains '{pattern}'"}
-HELD_OUT = 0.3  # share of a small class's strings kept for the test set (ours)
+REPRESENTABLE, NAMES = rl.REPRESENTABLE, rl.NAMES
 FIT = 0.95  # train accuracy of the precondition (ours)
 GAP_GROWTH = 0.1  # P5: gap(largest m) − gap(smallest m) ≤ this (ours)
 FALL = 0.05  # P6 (pre-registered): test(largest m) ≥ test(smallest m) − this (ours)
@@ -109,85 +108,11 @@ def validate(args):
         raise GflowInputError("--lr, --eps-x, --output-scale must be positive and --min-test in (0.5, 1)")
 
 
-def _classes(language: str, length: int, n_train: int, n_test: int, pattern: str):
-    """All strings of ``length`` bits, their 0/1 labels, and the classes of the sampling distribution as (mask,
-    strings per training set, strings per test set): members and non-members half each; for D_{L1} the
-    non-members split into near misses (zero or two 1s) and the rest, a quarter of each set each."""
-    if n_train % 2 or n_test % 2 or n_train < 2 or n_test < 2:
-        raise GflowInputError(f"`n_train` and `n_test` must be even and positive, got {n_train}, {n_test}")
-    every = (np.arange(2 ** length)[:, None] >> np.arange(length)[::-1]) & 1
-    labels = gflow.objectives.membership(language, every, pattern=pattern)
-    if language == "d_l1":
-        near = (labels == 0) & np.isin(every.sum(axis=1), (0, 2))
-        classes = [(labels == 1, n_train // 2, n_test // 2), (near, n_train // 4, n_test // 4),
-                   ((labels == 0) & ~near, n_train // 2 - n_train // 4, n_test // 2 - n_test // 4)]
-    else:
-        classes = [(labels == 1, n_train // 2, n_test // 2), (labels == 0, n_train // 2, n_test // 2)]
-    for mask, _, _ in classes:
-        if not mask.any():
-            raise GflowInputError(f"{language} of length {length} (pattern {pattern!r}): a class of the sampling "
-                                  "distribution is empty")
-    return every, labels, classes
-
-
-def iid_split(seed: int, language: str, length: int, n_train: int, n_test: int, *, pattern: str = "101"):
-    """Training and test strings drawn independently from one distribution D: (z_train, y_train, z_test, y_test).
-
-    D is label-balanced: a member or a non-member with probability 1/2 each, then uniform over the strings of its
-    class (for D_{L1}, a non-member is a near miss with zero or two 1s or another non-member, 1/2 each). Each set
-    is a class-stratified sample of D (exactly half members; for D_{L1} a quarter near misses), every string drawn
-    uniformly *with replacement* within its class, the test set independently of the training set: so test accuracy
-    estimates the population risk under D (Thm 3.1's quantity), and a test string may be a training string (D_{L1}
-    has only L members: its test members are, almost surely, strings seen in training)."""
-    every, labels, classes = _classes(language, length, n_train, n_test, pattern)
-    rng = np.random.default_rng(seed)
-    train, test = [], []
-    for mask, c_tr, c_te in classes:
-        pool = np.flatnonzero(mask)
-        train.append(rng.choice(pool, c_tr, replace=True))
-        test.append(rng.choice(pool, c_te, replace=True))
-    tr, te = rng.permutation(np.concatenate(train)), rng.permutation(np.concatenate(test))
-    return every[tr], labels[tr], every[te], labels[te]
-
-
-def held_out_split(seed: int, language: str, length: int, n_train: int, n_test: int, *, pattern: str = "101",
-                   held_out: float = HELD_OUT):
-    """The out-of-distribution variant (the split of commit 1056b11): label-balanced training and test strings
-    with no string in both: (z_train, y_train, z_test, y_test).
-
-    Each class of :func:`iid_split`'s distribution is shuffled; a class with at least as many strings as both sets
-    need gives each set distinct strings, a smaller one is split, ``held_out`` of its strings (at least one) for the
-    test set and the rest for training, each set cycling through its own strings (so every string appears about
-    equally often). For D_{L1} the test members have their 1 at positions never seen in training: the test
-    distribution is not the training distribution."""
-    if not 0 < held_out < 1:
-        raise GflowInputError(f"`held_out` must lie in (0, 1), got {held_out!r}")
-    every, labels, classes = _classes(language, length, n_train, n_test, pattern)
-    rng = np.random.default_rng(seed)
-    train, test = [], []
-    for mask, c_tr, c_te in classes:
-        pool = rng.permutation(np.flatnonzero(mask))
-        if len(pool) >= c_tr + c_te:
-            test_pool, train_pool = pool[:c_te], pool[c_te:c_te + c_tr]
-        else:
-            if len(pool) < 2:
-                raise GflowInputError(f"{language} of length {length}: a class of {len(pool)} string(s) cannot be "
-                                      "split into training and held-out test strings")
-            cut = min(max(1, round(held_out * len(pool))), len(pool) - 1)
-            test_pool, train_pool = pool[:cut], pool[cut:]
-        train.append(np.resize(train_pool, c_tr))
-        test.append(np.resize(test_pool, c_te))
-    tr, te = rng.permutation(np.concatenate(train)), rng.permutation(np.concatenate(test))
-    return every[tr], labels[tr], every[te], labels[te]
-
-
-SPLITS = {"iid": iid_split, "ood": held_out_split}
-
-
 def dataset(args, language, seed, split="iid"):
     """(train inputs, train labels ±1, test inputs, test labels ±1, mask of the test strings that are training
-    strings) for ``split`` "iid" (:func:`iid_split`, deciding) or "ood" (:func:`held_out_split`, reported)."""
-    z_tr, y_tr, z_te, y_te = SPLITS[split](1000 + seed, language, args.length, args.n_train, args.n_test,
+    strings) for ``split`` "iid" (:func:`gflow.problems.regular_language.iid_split`, deciding) or "ood"
+    (:func:`gflow.problems.regular_language.held_out_split`, reported)."""
+    z_tr, y_tr, z_te, y_te = rl.SPLITS[split](1000 + seed, language, args.length, args.n_train, args.n_test,
                                            pattern=args.pattern)
     seen = {tuple(z) for z in z_tr}
     in_train = np.array([tuple(z) in seen for z in z_te])
@@ -213,7 +138,7 @@ def make_checks(args, per_seed) -> list[dict]:
     """The study's checks from ``per_seed(language, m, key, split="iid")`` (one value per seed, seeds in order; key
     "train", "test" or "test_seen_in_train"; split "ood" only for D_{L1} at the smallest and largest widths)."""
     lo, hi, n = args.widths[0], args.widths[-1], args.seeds
-    src = f"{SOURCE}, §4 regular languages (spec 002 §4, P6)"
+    src = f"{SOURCE}, §4 regular languages (002-P6)"
     iid = (f"{args.n_test} test strings drawn i.i.d. from the training distribution, independently of the seed's "
            f"{args.n_train} training strings (population accuracy)")
     finite = (f"finite-size reading, ours: Thm 3.1 asks m, N ≥ poly(C, p, L, d_out, 1/ε) with unspecified "
@@ -224,12 +149,12 @@ def make_checks(args, per_seed) -> list[dict]:
         seen = max(float(per_seed("d_l1", m, "test_seen_in_train", "ood").max()) for m in (lo, hi))
         checks.append(check("D_L1 out-of-distribution variant: no test string is a training string (worst seed and "
                             "width; fraction of test strings that are training strings = 0)",
-                            f"{src}; our split (held_out_split)", seen, 0.0, seen == 0.0, kind="sanity"))
+                            f"{src}; our split (held_out_split)", seen, 0.0, direction="<=", kind="sanity"))
     for lang in args.languages:
         name = NAMES[lang].format(pattern=args.pattern)
         worst = float(per_seed(lang, hi, "train").min())
         checks.append(check(f"{name}: fitted at the largest width m = {hi}: train accuracy ≥ {FIT:g} (worst of {n} "
-                            "seeds; precondition of the test-accuracy and gap checks)", src, worst, FIT, worst >= FIT,
+                            "seeds; precondition of the test-accuracy and gap checks)", src, worst, FIT, direction=">=",
                             kind="sanity", predictions=["002-P6"]))
         if lang in REPRESENTABLE:
             checks.append(over_seeds(
@@ -248,7 +173,7 @@ def make_checks(args, per_seed) -> list[dict]:
             checks.append(over_seeds(f"{name} (representable languages only): the train–test gap on i.i.d. test "
                                      f"strings does not grow with width: gap at m = {hi} − gap at m = {lo} ≤ "
                                      f"{GAP_GROWTH:g} (per seed; median over {n} seeds)",
-                                     f"{SOURCE}, Thm 3.1 sample complexity free of m (spec 002 P5)", growth,
+                                     f"{SOURCE}, Thm 3.1 sample complexity free of m (002-P5)", growth,
                                      GAP_GROWTH, "<=", predictions=["002-P5"]))
         else:  # PARITY: in 002-P6's check only since 1056b11, after a run had passed: reported, never deciding
             checks.append(over_seeds(
@@ -268,28 +193,7 @@ def make_checks(args, per_seed) -> list[dict]:
 
 
 def make_figure(args, rows):
-    fig, axes = figure_grid(1, len(args.languages), panel=(5, 4.2), squeeze=False)
-    for ax, lang in zip(axes[0], args.languages):
-        for split, style in (("train", "o--"), ("test", "s-")):
-            iid = [r for r in rows if r["language"] == lang and r["split"] == "iid"]
-            med = [np.median([r[split] for r in iid if r["m"] == m]) for m in args.widths]
-            ax.semilogx(*zip(*[(r["m"], r[split]) for r in iid]), style[0], alpha=0.3,
-                        color="C0" if split == "train" else "C3")
-            ax.semilogx(args.widths, med, style, color="C0" if split == "train" else "C3",
-                        label=f"{split}, i.i.d. (median of {args.seeds})")
-        ood = [r for r in rows if r["language"] == lang and r["split"] == "ood"]
-        if ood:
-            ws = sorted({r["m"] for r in ood})
-            ax.semilogx(ws, [np.median([r["test"] for r in ood if r["m"] == m]) for m in ws], "^:", color="C2",
-                        label="test, out of distribution (unseen positions; reported)")
-        ax.axhline(0.5, color="gray", ls=":", label="chance")
-        post = "" if lang in REPRESENTABLE else ", post hoc: not deciding"
-        ax.axhline(args.min_test, color="k", ls="--", lw=0.8, label=f"P6 bar {args.min_test:g}{post}")
-        ax.set_xticks(args.widths, [str(m) for m in args.widths], minor=False)
-        ax.set_xticks([], minor=True)
-        ax.set(ylim=(0, 1.05), xlabel="width m", ylabel="accuracy of sign(F_L)",
-               title=f"{NAMES[lang].format(pattern=args.pattern)}, L = {args.length}")
-        ax.legend(fontsize=8, loc="lower right")
+    fig = rl.figure(rows, args.languages, args.widths, args.min_test, pattern=args.pattern, length=args.length)
     save_figure(fig, args.out, "accuracy_vs_width.png", title_size=10, title=f"Elman ReLU RNN (seed 002 init, W & A "
                 f"trained), Adam lr {args.lr:g}, {args.steps} steps, N = {args.n_train}")
 

@@ -114,7 +114,7 @@ def test_loss_at_length_matches_population_loss_at_training_length(balanced_teac
     for q in (2, 7):
         lq.append(float(an.loss_at_length(m, balanced_teacher, q)))
         assert lq[-1] == pytest.approx(float(gflow.PopulationLoss(balanced_teacher, q)(m)), rel=1e-14)
-    assert lq[0] < lq[1]  # nondecreasing in q (seed 001 §2.5), here strictly
+    assert lq[0] < lq[1]  # nondecreasing in q (the length-q loss), here strictly
 
 
 def test_tail_error_and_zero_solution_error():

@@ -200,7 +200,7 @@ def test_analysis_arguments(model, balanced_teacher):
         an.balancing_time(1e-3, -1.0)
     with raises_naming("convention"):
         an.balancing_time(1e-3, 1.0, "L/2")
-    with raises_naming("model_rate"):
+    with raises_naming("norm"):
         an.early_phase_rate("growth", 1.0)
     with pytest.raises(GflowInputError, match="B"):
         an.balance_ratio(initializers.gaussian(jax.random.key(0), 3, scale=0.5, n_in=2, n_out=3))
@@ -248,8 +248,13 @@ def test_an_int_seed_instead_of_a_key_is_named(name):
 
 @pytest.mark.parametrize("name", list(KEY_TAKERS))
 def test_typed_and_legacy_keys_are_both_accepted(name):
-    KEY_TAKERS[name](jax.random.key(0))
-    KEY_TAKERS[name](jax.random.PRNGKey(0))
+    """A typed key and a legacy uint32 key holding the same bits draw the same arrays."""
+    typed = jax.tree_util.tree_leaves(eqx.filter(KEY_TAKERS[name](jax.random.key(0)), eqx.is_array))
+    legacy = jax.tree_util.tree_leaves(eqx.filter(KEY_TAKERS[name](jax.random.PRNGKey(0)), eqx.is_array))
+    assert typed and len(typed) == len(legacy)
+    for a, b in zip(typed, legacy):
+        assert a.shape == b.shape and np.all(np.isfinite(a))
+        np.testing.assert_array_equal(a, b)
 
 
 def test_swapped_key_and_size_are_named():

@@ -1,4 +1,4 @@
-"""Invariants of the gradient flow (spec 000 §3.3, spec 001 §3.5): balancedness, Q, ‖B‖² − ‖C‖².
+"""Invariants of the gradient flow (seed 000 Lemma 6 / E.5; derived here: Q and the diagonal model's b_i² − c_i²): balancedness, Q, ‖B‖² − ‖C‖².
 
 Every flow here uses the small problem of conftest.py with the shared number of save times.
 """
@@ -81,7 +81,7 @@ def test_norm_difference_is_conserved(q_drifts):
 
 
 def test_diagonal_model_conserves_each_b_squared_minus_c_squared(small_loss):
-    """Spec 001 §3.5: in the diagonal model every b_i² − c_i² is conserved (an unbalanced start)."""
+    """Derived here (seed 001 derives no conservation law): in the diagonal model every b_i² − c_i² is conserved (an unbalanced start)."""
     model0 = initializers.gaussian(jax.random.key(6), 4, scale=0.3, structure="diagonal")
     traj = gflow.solve_flow(small_loss, model0, REF_T1, rtol=1e-8, save_at=REF_SAVES,
                             diagnostics={"bc": lambda m: m.B**2 - m.C**2, "B": lambda m: m.B})

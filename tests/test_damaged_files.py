@@ -1,5 +1,5 @@
 """A damaged saved trajectory or model file is a GflowInputError that names the file and says what to do, never a
-bare BadZipFile / JSONDecodeError (gflow/results/_file_reading.py)."""
+bare BadZipFile / JSONDecodeError (gflow.results' file readers)."""
 
 from __future__ import annotations
 

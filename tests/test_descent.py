@@ -1,6 +1,6 @@
-"""Issue 24: the integrator never leaves the gradient flow. Saved losses never rise by more than the rounding bound
-δ, the t0 row is θ0, a late saddle escape is integrated whatever t1 is, a stiff start proceeds, and rtol outside what
-float64 can honour is refused."""
+"""The descent guard: the integrator never leaves the gradient flow. Saved losses never rise by more than the rounding
+bound δ, the t0 row is θ0, a late saddle escape is integrated whatever t1 is, a stiff start proceeds, and rtol outside
+what float64 can honour is refused."""
 
 import equinox as eqx
 import jax
@@ -13,6 +13,7 @@ import gflow
 from conftest import assert_never_rises
 from gflow import initializers, teachers
 from gflow.objectives import AbstractSumOfSquares
+from gflow.problems import ssm_poisoning as sp
 
 key = jax.random.key
 
@@ -162,10 +163,8 @@ def test_an_escape_beyond_float64_time_resolution_restarts_in_local_time():
 
 
 def _slutzky_length_9(seed: int, special: bool = False):
-    """Slutzky et al.'s L = 9 flow, as studies/ssm_poisoning.py sets it up: d = 20, escape at t ≈ 1e12, past
+    """Slutzky et al.'s L = 9 flow (gflow.problems.ssm_poisoning): d = 20, escape at t ≈ 1e12, past
     float64's resolution."""
-    import ssm_poisoning as sp
-
     setting = sp.SETTINGS[9]
     loss = sp.loss_of(9, "special" if special else "baseline", sp.teacher_of(setting.d))
     return loss, sp.student(sp.initial_a(setting, seed))
@@ -192,13 +191,13 @@ def test_a_batch_restarts_its_flows_together_and_each_flow_alone_decides_its_bit
 @pytest.mark.slow
 def test_fig3a_type_flow_no_longer_rises():
     """A fig3a-type flow (general student, init 1e-5, balanced teacher, t1 = 1e10, rtol 1e-8) whose saved loss rose
-    under the engine before issue 24 (bench/_descent.py rebuilds it): it rises there, and not here."""
+    under the engine before the descent guard (bench/_descent.py rebuilds it): it rises there, and not here."""
     import _descent
 
     loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 8)
     model0 = initializers.gaussian(key(1000), 12, scale=1e-5)
     ts = gflow.flow.log_save_times(0.0, 1e10, 150)
-    before = _descent._run("before issue 24", loss, model0, 1e10, ts, 1e-8, 1e-8 * 1e-5, "auto")[0]
+    before = _descent._run("before the descent guard", loss, model0, 1e10, ts, 1e-8, 1e-8 * 1e-5, "auto")[0]
     assert _descent.flagged_rises(before) > 0  # the regression this test guards against is real
     traj = gflow.solve_flow(loss, model0, 1e10, rtol=1e-8, save_at=ts, progress=False)
     assert traj.status == "completed" and traj.loss[-1] < 1e-16

@@ -1,5 +1,6 @@
-"""Batched discrete runs (gflow/discrete/_batch_runners.py): row i of a batch equals the one-by-one run of member i,
-a diverging member stops alone, bad input is named."""
+"""Batched discrete runs (gflow.discrete.run_discrete_batch and its named forms): row i of a batch equals the
+one-by-one run of member i, a diverging member stops alone, bad input is named, and the batch's stats hold a discrete
+run's counts only."""
 
 import jax
 import numpy as np
@@ -46,6 +47,11 @@ def test_batched_gd_with_per_member_step_sizes_equals_one_by_one(small_loss, sta
     assert_rows_equal(batch, singles)
     assert batch.ts.shape == (3, len(SAVES)) and batch.params.shape == (3, len(SAVES), 24)
     np.testing.assert_array_equal(batch.ts, LRS[:, None] * SAVES[None, :])  # t = η·n
+    # one results type for every method: a GD batch's stats hold its step counts, none of a flow's counts
+    assert set(batch.stats) == {"steps"} and batch.steps is batch.stats["steps"]
+    np.testing.assert_array_equal(batch.steps, [STEPS] * 3)
+    with pytest.raises(AttributeError, match="no count 'rejected_steps'"):
+        getattr(batch, "rejected_steps")  # noqa: B009
 
 
 def test_batched_sgd_with_one_key_per_member_equals_one_by_one(dataset, starts):

@@ -1,4 +1,4 @@
-"""Every repository path named in a docstring, a comment, the README or the docs exists (issue 25).
+"""Every repository path named in a docstring, a comment, the README or the docs exists.
 
 A path is a token that starts with one of the repository's top-level folders (``gflow/``, ``studies/``, ``bench/``,
 ``tests/``, ``notebooks/``, ``validation/``, ``docs/``) and is not part of a longer path (``~/.cache/gflow/jax`` and
@@ -94,7 +94,7 @@ def _resolves(dotted: str) -> bool:
 
 
 def test_named_gflow_apis_exist():
-    """Every ``gflow.x.y`` the README or the docs name can be reached from the package (issue 25's review found
+    """Every ``gflow.x.y`` the README or the docs name can be reached from the package (a review found
     ``gflow.load_sweep``, which is ``gflow.sweep.load_sweep``)."""
     checked, missing = _scan([ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))], _named_apis, _resolves)
     assert checked > 30, f"the scan found only {checked} names: the pattern is broken"

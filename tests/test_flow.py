@@ -175,8 +175,8 @@ def test_stop_loss_status(stopped):
 
 
 def test_loose_explicit_solve_stays_a_gradient_flow():
-    """An explicit solver with the loosest tolerances gflow accepts is unstable on a stiff flow (before issue 24,
-    with rtol = atol = 1e2, L exploded and the run was reported "diverged"): the descent guard rejects every step
+    """An explicit solver with the loosest tolerances gflow accepts is unstable on a stiff flow (before the descent
+    guard, with rtol = atol = 1e2, L exploded and the run was reported "diverged"): the descent guard rejects every step
     that would raise L, so the run completes with a loss that never rises, and says how many steps it rejected."""
     with pytest.raises(gflow.GflowInputError, match="rtol"):
         gflow.solve_flow(StiffQuadratic(), Scalar(jnp.array([1.0])), 100.0, rtol=1e2, atol=1e2, solver="tsit5")

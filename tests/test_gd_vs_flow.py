@@ -193,7 +193,7 @@ def test_the_study_script_describes_itself():
 @pytest.mark.slow
 def test_the_study_quick_mode_classifies_its_checks(tmp_path):
     """Quick mode is a smoke test: every check has a kind and a status, the sanity checks pass (exit code 0), and
-    each prediction check names the predictions it tests (issue 15)."""
+    each prediction check names the predictions it tests."""
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = tmp_path / "gd_vs_flow"
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")

@@ -1,4 +1,4 @@
-"""bench/gpu_check.py (issue 26 part 5) on the CPU: its help, a part run in worker processes into the table and the
+"""bench/gpu_check.py on the CPU: its help, a part run in worker processes into the table and the
 JSON, and a part stopped by its time budget ("skipped: budget") without losing the table."""
 
 import json

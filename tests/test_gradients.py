@@ -1,4 +1,4 @@
-"""Autodiff gradients of PopulationLoss against the closed forms of spec 001 §3.1 (eqs. 5–7, 21–23).
+"""Autodiff gradients of PopulationLoss against the closed forms of seed 001 eqs. 5–7, 21–23.
 
 With r_j = h_j − w_j (R_j for MIMO) and weights ω_j (1, or k − j for the accumulating loss, times 1/2 under
 convention "half"):
@@ -27,7 +27,7 @@ def grad(loss, model):
 
 
 def closed_form_gradients(A, B, C, target, weights):
-    """Spec 001 §3.1 gradients for SISO (B: (d,), C: (d,)) or MIMO (B: (d, n), C: (m, d))."""
+    """Seed 001 eqs. 5–7 and 21–23: gradients for SISO (B: (d,), C: (d,)) or MIMO (B: (d, n), C: (m, d))."""
     A = np.asarray(A, dtype=np.float64)
     siso = np.ndim(B) == 1
     B = np.asarray(B, dtype=np.float64).reshape(A.shape[0], -1)
@@ -69,7 +69,7 @@ def test_siso_general_A(balanced_teacher, weighting, convention):
 
 
 def test_siso_memoryless_teacher_with_jax_grad():
-    """Spec 001 eqs. (5)–(7) with r_0 = CB − w*, r_j = C A^j B, differentiating with jax.grad directly."""
+    """Seed 001 eqs. (5)–(7) with r_0 = CB − w*, r_j = C A^j B, differentiating with jax.grad directly."""
     k, w = 5, 1.3
     model = initializers.gaussian(jax.random.key(2), 3, scale=0.8)
     loss = gflow.PopulationLoss(teachers.memoryless(w), k)
@@ -95,7 +95,7 @@ def test_mimo_general_A():
 
 
 def test_mimo_memoryless_teacher():
-    """Spec 001 eqs. (21)–(23) with R_0 = CB − W*."""
+    """Seed 001 eqs. (21)–(23) with R_0 = CB − W*."""
     k = 4
     W = np.array([[0.9, -0.4], [0.2, 0.7]])
     model = initializers.gaussian(jax.random.key(5), 3, scale=0.7, n_in=2, n_out=2)
@@ -109,7 +109,8 @@ def test_mimo_memoryless_teacher():
 
 
 # ----------------------------------------------------------------------------------------------------------
-# parameterizations of A: the gradient on the stored parameters (spec 000 §1.1, spec 001 §6 item 10)
+# parameterizations of A: the gradient on the stored parameters (seed 000 eq. 3.1 and Lemma E.3; the symmetric class
+# of seed 001 §6)
 
 
 def _full_space_gradient(model, teacher, k):
@@ -140,7 +141,7 @@ def test_triangular_symmetric_gradient(balanced_teacher):
 
 
 def test_diagonal_gradient(balanced_teacher):
-    """A = diag(a): dL/da_i = G_ii (spec 000 §3.2 diagonal student)."""
+    """A = diag(a): dL/da_i = G_ii (derived here: the diagonal student of seed 000 §5.1)."""
     k = 6
     model = initializers.gaussian(jax.random.key(7), 4, scale=0.7, structure="diagonal")
     g = grad(gflow.PopulationLoss(balanced_teacher, k), model)

@@ -107,7 +107,8 @@ def test_same_key_same_model_different_key_different_model():
 
 @pytest.mark.slow
 def test_triangular_and_restricted_same_response_different_flows(small_loss):
-    """Same model, two parameterizations: identical impulse response, different ODEs (spec 000 §1.1)."""
+    """Same model, two parameterizations: identical impulse response, different ODEs (seed 000 eq. 3.1: the symmetric
+    parameterization)."""
     restricted = initializers.symmetric(jax.random.key(5), 4, scale=0.3, parameterization="restricted")
     triangular = initializers.symmetric(jax.random.key(5), 4, scale=0.3, parameterization="triangular")
     np.testing.assert_array_equal(np.asarray(restricted.transition()), np.asarray(triangular.transition()))

@@ -1,4 +1,4 @@
-"""The declared interfaces (issue 12): every model is an AbstractRNN, every loss an AbstractSumOfSquares, a user's
+"""The declared interfaces: every model is an AbstractRNN, every loss an AbstractSumOfSquares, a user's
 own sum of squares gets the stiff solver through the interface alone, and solve_flow takes diffrax's own objects."""
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def problem():
 def test_a_diffrax_controller_equal_to_the_shortcut_gives_the_same_bits(problem):
     loss, model0 = problem
     short = gflow.solve_flow(loss, model0, 10.0, rtol=1e-7, atol=1e-9, save_at=6, progress=False)
-    pid = diffrax.PIDController(rtol=1e-7, atol=1e-9)  # gflow's shortcut: no step floor (issue 24)
+    pid = diffrax.PIDController(rtol=1e-7, atol=1e-9)  # gflow's shortcut: no step floor
     given = gflow.solve_flow(loss, model0, 10.0, stepsize_controller=pid, save_at=6, progress=False)
     np.testing.assert_array_equal(given.params, short.params)
     assert given.config["stepsize_controller"].startswith("PIDController") and given.config["atol"] is None

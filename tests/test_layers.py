@@ -1,5 +1,6 @@
-"""The layers of docs/design.md, one way (issue 12): a subpackage of gflow imports only from the layers it builds on.
-Data layers (models, objectives, results) never import an integrator; analysis never integrates."""
+"""The layers of docs/design.md, one way: a subpackage of gflow imports only from the layers it builds on.
+Data layers (models, objectives, results) never import an integrator; analysis never integrates; the two integrators
+(flow, discrete) stand side by side on the run layer, neither importing the other."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ ALLOWED = {
     "models": set(),
     "objectives": {"models"},
     "results": {"models", "objectives"},
-    "flow": {"models", "objectives", "results"},
-    "discrete": {"models", "objectives", "results", "flow"},
-    "sweep": {"models", "objectives", "results", "flow", "discrete"},
+    "run": {"models", "objectives", "results"},  # what every run shares: options, validation, progress, assembly
+    "flow": {"models", "objectives", "results", "run"},
+    "discrete": {"models", "objectives", "results", "run"},
+    "sweep": {"models", "objectives", "results", "run", "flow", "discrete"},
     "analysis": {"models", "objectives", "results"},
     # the papers' problems (teachers, losses, initializations, students, sweep helpers) that studies, bench and tests share
-    "problems": {"models", "objectives", "results", "flow", "discrete", "sweep", "analysis"},
+    "problems": {"models", "objectives", "results", "run", "flow", "discrete", "sweep", "analysis"},
     "study": {"results", "analysis", "flow"},  # flow: DEFAULT_RTOL and RTOL_RANGE for --rtol
     "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates
 }
@@ -68,5 +70,33 @@ def test_imports_follow_the_layers(path, module):
     assert bad == [], f"{module} ({own}) imports {bad}; allowed: {sorted(ALLOWED[own] | {own, 'base'})}"
 
 
+def private_names_from_other_layers(path: str, module: str) -> list[str]:
+    """The private names (a leading underscore) that ``path`` imports from a module of another layer: what a layer
+    offers the layers above it has a public name, even inside a private module."""
+    package = module.split(".")[:-1] if not path.endswith("__init__.py") else module.split(".")
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gflow"):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            if target.count(".") >= 1 and layer_of(target) != layer_of(module):
+                found += [f"{target}.{a.name}" for a in node.names if a.name.startswith("_")
+                          and not a.name.startswith("__")]
+    return found
+
+
+@pytest.mark.parametrize("path,module", list(_modules()), ids=lambda x: x if "." in str(x) else "")
+def test_no_private_names_cross_a_layer(path, module):
+    assert private_names_from_other_layers(path, module) == []
+
+
 def test_the_layer_check_can_fail():
     assert layer_of("gflow.discrete._runners") not in ALLOWED["objectives"] | {"objectives", "base"}
+    assert layer_of("gflow.flow._solve") not in ALLOWED["discrete"] | {"discrete", "base"}
+
+
+def test_the_private_name_check_can_fail(tmp_path):
+    path = tmp_path / "_runners.py"
+    path.write_text("from ..flow._solve import _check_model_and_loss, solve_flow\nfrom ._schedules import _private\n")
+    assert private_names_from_other_layers(str(path), "gflow.discrete._runners") == [
+        "gflow.flow._solve._check_model_and_loss"]

@@ -1,4 +1,4 @@
-"""Models on disk without pickle (gflow/results/_model_file.py): exact round trips for every model kind, and a
+"""Models on disk without pickle (gflow.results.save_model, load_model): exact round trips for every model kind, and a
 folder someone sent you can never run code when loaded."""
 
 from __future__ import annotations

@@ -151,3 +151,24 @@ def test_loss_is_jittable_and_differentiable(balanced_teacher):
     value = jax.jit(lambda l, m: l(m))(loss, student)
     np.testing.assert_allclose(float(value), float(loss(student)), rtol=1e-15)
     assert loss(student).dtype == jnp.float64
+
+
+@pytest.mark.parametrize("weighting", ["uniform", "accumulating", "custom"])
+@pytest.mark.parametrize("convention", ["L", "half"])
+@pytest.mark.parametrize("k_max", [None, 7])
+def test_padded_to_holds_the_same_arrays_followed_by_zeros(balanced_teacher, weighting, convention, k_max):
+    """padded_to goes through the constructor and gives back this loss's target and weights, zero-padded."""
+    mimo = gflow.LinearRNN(np.eye(3) * 0.5, np.ones((3, 2)), np.ones((2, 3)))
+    for teacher in (balanced_teacher, mimo):
+        given = [0.0, 0.3, 0.0, 1.7, 0.0] + [0.0] * ((k_max or 5) - 5) if weighting == "custom" else weighting
+        loss = gflow.PopulationLoss(teacher, 5, given, convention, k_max=k_max)
+        for size in (loss.n_lags, 12):
+            padded = loss.padded_to(size)
+            pad = size - loss.n_lags
+            assert type(padded) is gflow.PopulationLoss and padded.n_lags == size
+            assert (padded.weighting, padded.convention) == (loss.weighting, loss.convention)
+            np.testing.assert_array_equal(padded.target[: loss.n_lags], loss.target)
+            np.testing.assert_array_equal(padded.target[loss.n_lags:], np.zeros((pad,) + loss.target.shape[1:]))
+            np.testing.assert_array_equal(padded.weights, np.concatenate([loss.weights, np.zeros(pad)]))
+            assert padded.training_length == loss.training_length == (4 if weighting == "custom" else 5)
+            assert padded.description() == loss.description()

@@ -1,4 +1,4 @@
-"""The batched progress line (gflow/flow/_progress.py) counts the finished flows and follows the slowest running one,
+"""The batched progress line (gflow.flow's LogTimeProgressMeter) counts the finished flows and follows the slowest running one,
 and the meter changes no number of the solve."""
 
 from __future__ import annotations

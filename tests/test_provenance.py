@@ -1,4 +1,4 @@
-"""Every result names the code that made it (issue 13): trajectories, study summaries and sweep runs (the latter in
+"""Every result names the code that made it : trajectories, study summaries and sweep runs (the latter in
 tests/test_sweep.py)."""
 
 import json

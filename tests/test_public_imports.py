@@ -1,4 +1,4 @@
-"""Studies, bench, notebooks and tests use gflow through its public names only (issue 12): no import of a
+"""Studies, bench, notebooks and tests use gflow through its public names only: no import of a
 private module or name (a path component starting with ``_``), and no ``sys.path`` edits in the scripts."""
 
 from __future__ import annotations

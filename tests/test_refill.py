@@ -1,4 +1,4 @@
-"""Slots that refill (gflow/flow/_refill.py, issue 26 part 3): ``solve_flows(..., slots=S)`` agrees with the lock-step
+"""Slots that refill (gflow.solve_flows(..., slots=S)): ``solve_flows(..., slots=S)`` agrees with the lock-step
 path to rounding, gives every flow the same bits whatever its slot, neighbours and position, stops flows as the
 lock-step path does, and splits over devices with the same bits per device."""
 

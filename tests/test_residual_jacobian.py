@@ -1,4 +1,5 @@
-"""The matrix-free residual Jacobian (gflow/objectives/_residual_jacobian.py) against the materialized one (jacrev)."""
+"""The matrix-free residual Jacobian (gflow.objectives.ImpulseResponseJacobian) against the materialized one
+(jacrev)."""
 
 import jax
 import jax.numpy as jnp

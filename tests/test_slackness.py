@@ -48,7 +48,8 @@ def test_unbalanced_product_form():
 
 
 def test_bound_holds_on_symmetric_class():
-    """max_i |λ_i c̃_i| ≤ L^{1/4} at any balanced symmetric point, memoryless teacher, k ≥ 3 (spec 001 §3.7)."""
+    """max_i |λ_i c̃_i| ≤ L^{1/4} at any balanced symmetric point, memoryless teacher, k ≥ 3 (derived here from seed
+    001 Thm 6.1's argument)."""
     teacher = gflow.teachers.memoryless(1.0)
     for seed in range(5):
         model = initializers.balanced(jax.random.key(seed), 6, scale=0.6)

@@ -1,5 +1,6 @@
-"""The solve options are declared once (gflow.flow.SolveOptions) and every entry point takes them with the same
-defaults; solver capabilities are declared on gflow.flow.AbstractGradientFlowSolver (issue 25)."""
+"""The options are declared once (gflow.run.RunOptions, shared; gflow.flow.SolveOptions and
+gflow.discrete.DiscreteOptions extending it) and every entry point takes them with the same defaults; solver
+capabilities are declared on gflow.flow.AbstractGradientFlowSolver."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gflow import initializers, teachers
 from gflow.flow import AbstractGradientFlowSolver, SOLVE_OPTIONS, SolveOptions
 
 DEFAULTS = {field.name: field.default for field in dataclasses.fields(SolveOptions)}
+DISCRETE_DEFAULTS = {field.name: field.default for field in dataclasses.fields(gflow.discrete.DiscreteOptions)}
 
 
 def keyword_defaults(function) -> dict:
@@ -32,6 +34,22 @@ def test_the_options_are_the_fields_of_one_declaration():
 def test_solve_entry_points_take_every_option_with_its_default(entry):
     found = keyword_defaults(entry)
     assert {name: found.get(name, "missing") for name in SOLVE_OPTIONS} == DEFAULTS
+
+
+def test_flows_and_discrete_runs_share_the_run_options():
+    shared = gflow.run.option_names(gflow.run.RunOptions)
+    assert {"save_at", "stop_loss", "diverge_factor", "diagnostics"} == set(shared)
+    assert set(shared) <= set(SOLVE_OPTIONS) & set(gflow.discrete.DISCRETE_OPTIONS)
+    assert {k: DEFAULTS[k] for k in shared} == {k: DISCRETE_DEFAULTS[k] for k in shared}
+    assert issubclass(SolveOptions, gflow.run.RunOptions) and issubclass(gflow.discrete.DiscreteOptions,
+                                                                          gflow.run.RunOptions)
+
+
+@pytest.mark.parametrize("entry", [gflow.discrete.run_discrete, gflow.discrete.run_discrete_batch],
+                         ids=lambda f: f.__name__)
+def test_discrete_entry_points_take_every_option_with_its_default(entry):
+    found = keyword_defaults(entry)
+    assert {name: found.get(name, "missing") for name in gflow.discrete.DISCRETE_OPTIONS} == DISCRETE_DEFAULTS
 
 
 def test_lower_flows_takes_a_subset_with_the_same_defaults():

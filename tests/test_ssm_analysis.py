@@ -19,7 +19,7 @@ def _diagonal(a, b=None, c=None, trained=("A", "B", "C")):
 
 
 def _slutzky_teacher(d):
-    """Their teacher: A* = diag(1, 0), B* = C*ᵀ = (1, √(d − 1)), so h*_0 = d and h*_j = 1 for j ≥ 1 (spec §2)."""
+    """Their teacher: A* = diag(1, 0), B* = C*ᵀ = (1, √(d − 1)), so h*_0 = d and h*_j = 1 for j ≥ 1."""
     b = np.array([1.0, np.sqrt(d - 1.0)])
     return gflow.LinearRNN(np.array([1.0, 0.0]), b, b, structure="diagonal")
 

@@ -1,4 +1,4 @@
-"""A linear RNN that trains a subset of (A, B, C) and the population loss with explicit per-lag weights (issue 27,
+"""A linear RNN that trains a subset of (A, B, C) and the population loss with explicit per-lag weights (after
 Slutzky et al., NeurIPS 2025: diagonal A trained, B = C = 1 fixed, one supervised lag per impulse sequence)."""
 
 import equinox as eqx
@@ -31,6 +31,15 @@ def _random_model(rng, structure, trained, d=4, mimo=False):
     return gflow.LinearRNN(A, B, C, structure=structure, trained=trained)
 
 
+def _assert_close_in_norm(actual, desired, rtol=1e-12):
+    """``actual`` equals ``desired`` to ``rtol`` relative to the norm of ``desired``: an entry far smaller than the
+    largest is judged on the scale of the whole array (round-off is), not on its own size."""
+    actual, desired = np.asarray(actual), np.asarray(desired)
+    assert actual.shape == desired.shape, (actual.shape, desired.shape)
+    error, scale = np.linalg.norm(actual - desired), np.linalg.norm(desired)
+    assert error <= rtol * scale, f"relative error {error / scale:.3e} > {rtol:.0e} (norm {scale:.3e})"
+
+
 def _autodiff_jacobian(loss, model):
     theta, static, unravel = flatten(model)
     return theta, unravel, jax.jacfwd(lambda th: loss.residuals(eqx.combine(unravel(th), static)))(theta)
@@ -39,7 +48,8 @@ def _autodiff_jacobian(loss, model):
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("trained", SUBSETS)
 def test_closed_form_and_matrix_free_jacobians_match_autodiff(structure, trained):
-    rng = np.random.default_rng(abs(hash((structure, trained))) % 2**32)
+    # a fixed seed per parametrization (hash() of a tuple of strings is salted per process)
+    rng = np.random.default_rng(100 * STRUCTURES.index(structure) + SUBSETS.index(trained))
     d = 4
     teacher = gflow.LinearRNN(rng.normal(size=(d, d)) * 0.3, rng.normal(size=d), rng.normal(size=d))
     loss = gflow.PopulationLoss(teacher, 6, weighting=[0.0, 0.5, 0.0, 2.0, 0.0, 1.0])
@@ -49,15 +59,15 @@ def test_closed_form_and_matrix_free_jacobians_match_autodiff(structure, trained
     rows = loss.residual_jacobian(model)
     leaves = jax.tree_util.tree_leaves(eqx.filter(rows, eqx.is_inexact_array))
     closed = jnp.concatenate([leaf.reshape(J.shape[0], -1) for leaf in leaves], axis=1)
-    np.testing.assert_allclose(closed, J, rtol=1e-12, atol=1e-13)
+    _assert_close_in_norm(closed, J)
     op = loss.residual_jacobian_operator(model)
     assert (op is None) == (structure == "diagonal")  # diagonal A: the O(k d) closed form instead
     if op is not None:
         b, z = rng.normal(size=theta.size), rng.normal(size=J.shape[0])
-        np.testing.assert_allclose(op.mv(unravel(jnp.asarray(b))), J @ b, rtol=1e-12, atol=1e-12)
+        _assert_close_in_norm(op.mv(unravel(jnp.asarray(b))), J @ b)
         rmv = jax.flatten_util.ravel_pytree(eqx.filter(op.rmv(jnp.asarray(z)), eqx.is_inexact_array))[0]
-        np.testing.assert_allclose(rmv, J.T @ z, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(op.gram(), J @ J.T, rtol=1e-11, atol=1e-11)
+        _assert_close_in_norm(rmv, J.T @ z)
+        _assert_close_in_norm(op.gram(), J @ J.T)
 
 
 def test_mimo_diagonal_closed_form_matches_autodiff():
@@ -69,7 +79,7 @@ def test_mimo_diagonal_closed_form_matches_autodiff():
     _, _, J = _autodiff_jacobian(loss, model)
     leaves = jax.tree_util.tree_leaves(eqx.filter(loss.residual_jacobian(model), eqx.is_inexact_array))
     closed = jnp.concatenate([leaf.reshape(J.shape[0], -1) for leaf in leaves], axis=1)
-    np.testing.assert_allclose(closed, J, rtol=1e-12, atol=1e-13)
+    _assert_close_in_norm(closed, J)
 
 
 def test_frozen_layers_never_move_and_are_recorded():
@@ -132,7 +142,7 @@ def test_lag_weights_equal_the_sample_loss_on_impulse_sequences(special):
                                 structure="diagonal")
         np.testing.assert_allclose(loss(model), sample(model), rtol=1e-13)
         g1, g2 = (eqx.filter_grad(f)(model).A for f in (loss, sample))
-        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-15)
+        _assert_close_in_norm(g1, g2)
 
 
 def test_custom_weights_batch_under_vmap():

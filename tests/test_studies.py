@@ -46,12 +46,11 @@ def test_balance_limit_quick(tmp_path):
 
 
 def test_negated_teacher_flips_w0_and_every_lag():
-    sys.path.insert(0, os.path.join(REPO, "studies"))
     import jax
     import numpy as np
 
-    import balance_limit
     from gflow import teachers
+    from gflow.problems import balance_limit
 
     t = teachers.balanced(jax.random.key(0), 3)
     neg = balance_limit.negated_teacher(t)
@@ -60,10 +59,9 @@ def test_negated_teacher_flips_w0_and_every_lag():
 
 
 def test_falls_as_eps_falls_is_a_per_seed_indicator():
-    sys.path.insert(0, os.path.join(REPO, "studies"))
     import numpy as np
 
-    import balance_limit
+    from gflow.problems import balance_limit
 
     rho = np.array([[0.5, 0.5, 0.4],   # rows: eps from largest to smallest; columns: seeds
                     [0.1, 0.6, 0.4],

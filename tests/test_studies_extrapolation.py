@@ -1,4 +1,5 @@
-"""The pieces of studies/extrapolation_phase.py and studies/init_scale.py (their --quick runs take over 30 s each)."""
+"""The pieces of seed 000's extrapolation problems (gflow.problems.extrapolation), studies/extrapolation_phase.py and
+studies/init_scale.py (their --quick runs take over 30 s each)."""
 
 import os
 import subprocess
@@ -10,10 +11,10 @@ import numpy as np
 import pytest
 
 import extrapolation_phase
-import extrapolation_sweeps as xs
 import gflow
 import init_scale
 from gflow import analysis as an
+from gflow.problems import extrapolation as xs
 from gflow.study import exit_code
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -98,15 +99,15 @@ def test_per_seed_statistics():
 
 
 def test_seed_check_statuses():
-    ok = xs.seed_check("c", "s", {0: 6.0, 1: 7.0, 2: 8.0, 3: np.inf}, 5.0, ">=", predictions=["000-P10"])
+    ok = extrapolation_phase.seed_check("c", "s", {0: 6.0, 1: 7.0, 2: 8.0, 3: np.inf}, 5.0, ">=", predictions=["000-P10"])
     assert ok["status"] == "pass" and ok["kind"] == "prediction" and ok["n"] == 3 and ok["seeds_dropped"] == 1
     assert ok["seeds"] == [0, 1, 2] and ok["predictions"] == ["000-P10"] and ok["interval"] == [6.0, 8.0]
-    wide = xs.seed_check("c", "s", {s: v for s, v in enumerate([1.0, 9.0, 2.0, 8.0])}, 5.0, ">=")
+    wide = extrapolation_phase.seed_check("c", "s", {s: v for s, v in enumerate([1.0, 9.0, 2.0, 8.0])}, 5.0, ">=")
     assert wide["status"] == "inconclusive" and "seeds_needed" in wide
-    assert xs.seed_check("c", "s", {0: 1.0, 1: 2.0}, 5.0, ">=")["status"] == "FAIL"
-    band = xs.seed_check("c", "s", {0: 18.0, 1: 19.0, 2: 100.0}, [18, 23], "in")
+    assert extrapolation_phase.seed_check("c", "s", {0: 1.0, 1: 2.0}, 5.0, ">=")["status"] == "FAIL"
+    band = extrapolation_phase.seed_check("c", "s", {0: 18.0, 1: 19.0, 2: 100.0}, [18, 23], "in")
     assert band["status"] == "inconclusive" and band["direction"] == "in"
-    empty = xs.seed_check("c", "s", {}, 1.0, "<")
+    empty = extrapolation_phase.seed_check("c", "s", {}, 1.0, "<")
     assert empty["status"] == "inconclusive" and empty["n"] == 0 and not empty["passed"]
 
 
@@ -185,15 +186,15 @@ def test_panel_sweep_records_and_levels(tmp_path):
         np.testing.assert_allclose(run.record["ir_final"], np.asarray(run.final.impulse_response(20)), rtol=1e-12)
         decade = run.record["decade_index"]
         assert decade[0] == an.first_below(run.loss, 1.0)
-        view = extrapolation_phase._read_model(run, 1e-30)  # never reached: the final response
+        view = xs.read_model(run, 1e-30)  # never reached: the final response
         np.testing.assert_array_equal(view.ir, run.record["ir_final"])
     # Lemma 7's support (000-P6): the final student's loaded atoms, per seed the largest over its k > 2d̂ runs
     table["solver_failed"][:] = True  # a wobble of the loss near its floor does not exclude a run; its final loss does
-    assert extrapolation_phase.support_by_seed(runs, table, 4, 1.0) == {
-        0: an.effective_support_size(runs[1].final, weight_threshold=extrapolation_phase.SUPPORT_WEIGHT,
-                                     cluster_tol=extrapolation_phase.SUPPORT_CLUSTER)}
-    assert extrapolation_phase.support_by_seed(runs, table, 4, 1e-30) == {}
-    assert extrapolation_phase.support_by_seed(runs, table, 6, 1.0) == {}
+    assert xs.support_by_seed(runs, table, 4, 1.0) == {
+        0: an.effective_support_size(runs[1].final, weight_threshold=xs.SUPPORT_WEIGHT,
+                                     cluster_tol=xs.SUPPORT_CLUSTER)}
+    assert xs.support_by_seed(runs, table, 4, 1e-30) == {}
+    assert xs.support_by_seed(runs, table, 6, 1.0) == {}
 
 
 def _synthetic_runs(responses):
@@ -239,8 +240,8 @@ def test_mass_outside_top_atoms_of_a_known_measure():
     model = gflow.LinearRNN(jnp.array([0.5, 0.5 + 1e-4, 0.7, 0.9, 0.95]), jnp.ones(5),
                             jnp.array([4.0, 4.0, 1.0, 0.1, 0.02]), structure="diagonal")
     # atoms 0.5 (merged, weight 8), 0.7 (1), 0.9 (0.1), 0.95 (0.02): total 9.12
-    assert extrapolation_phase.mass_outside_top_atoms(model, 2) == pytest.approx(0.12 / 9.12, rel=1e-12)
-    assert extrapolation_phase.mass_outside_top_atoms(model, 4) == 0.0
+    assert xs.mass_outside_top_atoms(model, 2) == pytest.approx(0.12 / 9.12, rel=1e-12)
+    assert xs.mass_outside_top_atoms(model, 4) == 0.0
 
 
 def test_fig1a_checks_carry_the_reading():
@@ -261,7 +262,7 @@ def test_fig1a_checks_carry_the_reading():
         assert [c["status"] for c in deciding[:4]] == ["pass"] * 4 and deciding[4]["status"] == "inconclusive"
         assert deciding[4]["predictions"] == ["000-P6"] and "outside its d̂ = 5 heaviest atoms" in deciding[4]["claim"]
         assert result["support_by_seed"] == {} == result["mass_outside_top_atoms_by_seed"]  # no final loss ≤ 1e-11
-        # issue 28: 000-P7 only where Thm 8's stable teacher can occur (i.i.d.); the monotone-rise check, the stable
+        # 000-P7 only where Thm 8's stable teacher can occur (i.i.d.); the monotone-rise check, the stable
         # seeds' fall and the atom count decide nothing
         p7 = [c for c in checks if "000-P7" in c["predictions"]]
         assert len(p7) == (1 if reading == "iid" else 0)

@@ -11,68 +11,69 @@ import gflow
 import gru_extrapolation as ge
 from gflow import GflowInputError
 from gflow.objectives import nonlinear_teachers as nt
+from gflow.problems import gru_extrapolation as gp
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_critical_length_on_synthetic_errors():
     ks = [5, 10, 20, 30, 40, 60]
-    assert ge.critical_length(ks, [0.9, 0.8, 0.5, 0.3, 0.05, 0.01], 0.1) == 40
-    assert ge.critical_length(ks, [0.05] * 6, 0.1) == 5  # every k extrapolates
-    assert ge.critical_length(ks, [0.9, 0.05, 0.5, 0.05, 0.05, 0.05], 0.1) == 30  # a late failure resets it
-    assert ge.critical_length(ks, [0.9, 0.05, 0.05, 0.05, 0.05, 0.5], 0.1) is None  # the largest k fails
-    assert ge.critical_length(ks, [0.9, 0.05, 0.05, 0.05, np.nan, 0.05], 0.1) == 60  # NaN is a failure
+    assert gp.critical_length(ks, [0.9, 0.8, 0.5, 0.3, 0.05, 0.01], 0.1) == 40
+    assert gp.critical_length(ks, [0.05] * 6, 0.1) == 5  # every k extrapolates
+    assert gp.critical_length(ks, [0.9, 0.05, 0.5, 0.05, 0.05, 0.05], 0.1) == 30  # a late failure resets it
+    assert gp.critical_length(ks, [0.9, 0.05, 0.05, 0.05, 0.05, 0.5], 0.1) is None  # the largest k fails
+    assert gp.critical_length(ks, [0.9, 0.05, 0.05, 0.05, np.nan, 0.05], 0.1) == 60  # NaN is a failure
     with pytest.raises(GflowInputError):
-        ge.critical_length([10, 5], [0.1, 0.2], 0.1)
+        gp.critical_length([10, 5], [0.1, 0.2], 0.1)
     with pytest.raises(GflowInputError):
-        ge.critical_length([5, 10], [0.1], 0.1)
+        gp.critical_length([5, 10], [0.1], 0.1)
 
 
 def test_breakpoint_dimension_on_synthetic_errors():
     dims = [1, 2, 4, 8, 16]
-    assert ge.breakpoint_dimension(dims, [0.001, 0.01, 0.2, 1.0, 2.0], 0.05) == 2
-    assert ge.breakpoint_dimension(dims, [0.001] * 5, 0.05) == 16
-    assert ge.breakpoint_dimension(dims, [0.1, 0.01, 0.01, 1.0, 2.0], 0.05) is None
+    assert gp.breakpoint_dimension(dims, [0.001, 0.01, 0.2, 1.0, 2.0], 0.05) == 2
+    assert gp.breakpoint_dimension(dims, [0.001] * 5, 0.05) == 16
+    assert gp.breakpoint_dimension(dims, [0.1, 0.01, 0.01, 1.0, 2.0], 0.05) is None
     with pytest.raises(GflowInputError):
-        ge.breakpoint_dimension([], [], 0.05)
+        gp.breakpoint_dimension([], [], 0.05)
 
 
 def test_late_echo_teacher_matches_adversarial_labels():
-    teacher = ge.memory_teacher(jax.random.key(3), 3)
+    teacher = gp.memory_teacher(jax.random.key(3), 3)
     k = 4
-    echo = ge.late_echo_teacher(teacher, k)
+    echo = gp.late_echo_teacher(teacher, k)
     h, w = np.asarray(echo.impulse_response(12)), np.asarray(teacher.impulse_response(12))
     np.testing.assert_allclose(h - w, np.eye(12)[k], atol=1e-14)
     x = gflow.objectives.gaussian_sequences(jax.random.key(1), 3, 11)
     labels = jax.vmap(nt.AdversarialLateLabels(teacher, k))(x)
     np.testing.assert_allclose(jax.vmap(echo)(x), labels, atol=1e-12)
     with pytest.raises(GflowInputError):
-        ge.late_echo_teacher(teacher, 0)
+        gp.late_echo_teacher(teacher, 0)
 
 
 def test_memory_teacher_is_normalized_and_stable():
     for d in (1, 5):
-        t = ge.memory_teacher(jax.random.key(d), d, radius=0.8)
+        t = gp.memory_teacher(jax.random.key(d), d, radius=0.8)
         assert np.sum(np.asarray(t.impulse_response(2000)) ** 2) == pytest.approx(1.0, rel=1e-10)
         np.testing.assert_allclose(np.abs(np.linalg.eigvals(np.asarray(t.transition()))), 0.8, rtol=1e-10)
     with pytest.raises(GflowInputError):
-        ge.memory_teacher(jax.random.key(0), 0)
+        gp.memory_teacher(jax.random.key(0), 0)
     with pytest.raises(GflowInputError):
-        ge.memory_teacher(jax.random.key(0), 2, radius=1.2)
+        gp.memory_teacher(jax.random.key(0), 2, radius=1.2)
 
 
 def test_error_measures():
     y = np.zeros((2, 6))
     m = y.copy()
     m[:, 4] = [1.0, 3.0]  # an error only beyond k = 3
-    e = ge.linf_errors(m, y, 3, scale=2.0)
+    e = gp.linf_errors(m, y, 3, scale=2.0)
     assert e["fit"] == 0.0 and e["tail"] == pytest.approx(1.0)  # mean(1, 3) / 2
     teacher = np.ones((4, 6))
-    r = ge.relative_mse(teacher + np.where(np.arange(6) >= 3, 0.5, 0.0), teacher, 3)
+    r = gp.relative_mse(teacher + np.where(np.arange(6) >= 3, 0.5, 0.0), teacher, 3)
     assert r["fit"] == 0.0 and r["extrapolation"] == pytest.approx(0.25)
     with pytest.raises(GflowInputError):
-        ge.relative_mse(teacher, teacher, 6)
+        gp.relative_mse(teacher, teacher, 6)
     with pytest.raises(GflowInputError):
-        ge.linf_errors(m, y, 0, scale=1.0)
+        gp.linf_errors(m, y, 0, scale=1.0)
 
 
 def test_argument_errors():
@@ -86,7 +87,7 @@ def test_argument_errors():
         ge.parse_args(["--teacher-memory", "-1"])
     full = ge.parse_args([])  # paper scale: width 100, 10 seeds, the paper's pair 30 / 60
     assert full.width == 100 and full.seeds == 10 and full.kg == [2, 5, 10, 15, 20, 30, 40, 50, 60]
-    assert full.horizon == 120 and full.pair == [30, 60] and full.teacher_memory == 0  # pre-registered (issue 28)
+    assert full.horizon == 120 and full.pair == [30, 60] and full.teacher_memory == 0  # pre-registered
     assert full.trend_memories == [10] and full.fig2_dT in full.dT
     quick = ge.parse_args(["--quick"])
     assert set(quick.pair) <= set(quick.kg) and quick.trend_memories and quick.seeds >= 2
@@ -94,29 +95,29 @@ def test_argument_errors():
 
 
 def test_teacher_target_is_the_delayed_oscillation():
-    w0, w3 = ge.teacher_target(0), ge.teacher_target(3)
+    w0, w3 = gp.teacher_target(0), gp.teacher_target(3)
     np.testing.assert_array_equal(w0, np.asarray(nt.damped_oscillation()))
     np.testing.assert_array_equal(w3[:3], 0.0)
     np.testing.assert_array_equal(w3[3:], w0)
     with pytest.raises(GflowInputError):
-        ge.teacher_target(-1)
+        gp.teacher_target(-1)
 
 
 def test_seed_critical_lengths_and_part_a_checks_on_synthetic_errors():
     ks = [2, 10, 30, 40, 60]
     tails = np.array([[0.9, 0.9, 0.9], [0.8, 0.9, 0.7], [0.5, 0.3, 0.6], [0.05, 0.4, 0.08], [0.02, 0.5, 0.03]])
-    np.testing.assert_array_equal(ge.seed_critical_lengths(ks, tails, 0.1), [40, 61, 40])  # 61: beyond the grid
+    np.testing.assert_array_equal(gp.seed_critical_lengths(ks, tails, 0.1), [40, 61, 40])  # 61: beyond the grid
     args = ge.parse_args(["--kg", *map(str, ks), "--seeds", "3", "--teacher-memory", "10", "--trend-memories", "0"])
     zeros = np.zeros((len(ks), 3))
     low = np.array([[0.9] * 3, [0.05] * 3, [0.02] * 3, [0.02] * 3, [0.02] * 3])
-    sweeps = {10: {"tails": tails, "fits": zeros + 0.01, "seed_critical": ge.seed_critical_lengths(ks, tails, 0.1)},
-              0: {"tails": low, "fits": zeros + 0.02, "seed_critical": ge.seed_critical_lengths(ks, low, 0.1)}}
+    sweeps = {10: {"tails": tails, "fits": zeros + 0.01, "seed_critical": gp.seed_critical_lengths(ks, tails, 0.1)},
+              0: {"tails": low, "fits": zeros + 0.02, "seed_critical": gp.seed_critical_lengths(ks, low, 0.1)}}
     checks = ge.checks_a(args, sweeps)
     kinds = [(c["kind"], c["claim"].split(":")[1].strip()[:12]) for c in checks]
     assert kinds[0][0] == "sanity" and checks[0]["status"] == "pass" and checks[0]["value"] == 0.02
     assert [k for k, _ in kinds[1:]] == ["prediction"] * 9
     low_side, k30, k60, critical = checks[1:5]
-    beside, trend = checks[5:9], checks[9]  # memory 0 and the trend: reported, deciding nothing (issue 28)
+    beside, trend = checks[5:9], checks[9]  # memory 0 and the trend: reported, deciding nothing
     assert low_side["value"] == pytest.approx(0.9) and low_side["status"] == "pass" and low_side["statistic"] == "mean"
     assert k30["value"] == pytest.approx(np.mean([0.5, 0.3, 0.6])) and k30["status"] == "pass"
     assert k60["value"] == pytest.approx(np.mean([0.02, 0.5, 0.03]))  # one bad seed: not a pass
@@ -170,11 +171,11 @@ def test_linear_adam_students_run_batched_per_mode():
 
 @pytest.mark.slow
 def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
-    def cheap_teacher(args, memory):  # a random small GRU stands in for the 1000-step fit (test_nonlinear_teachers)
-        teacher = gflow.models.gru(jax.random.key(memory), args.teacher_dim, scale=0.7)
-        return teacher, ge.teacher_target(memory)[:8], 0.0
+    def cheap_teacher(seed, dim, memory):  # a random small GRU stands in for the 1000-step fit (test_nonlinear_teachers)
+        teacher = gflow.models.gru(jax.random.key(memory), dim, scale=0.7)
+        return teacher, gp.teacher_target(memory)[:8], 0.0
 
-    monkeypatch.setattr(ge, "gru_teacher", cheap_teacher)
+    monkeypatch.setattr(gp, "gru_teacher", cheap_teacher)
     argv = ["--out", str(tmp_path), "--teacher-dim", "2", "--width", "3", "--kg", "2", "3", "--pair", "2", "3",
             "--teacher-memory", "1", "--trend-memories", "0", "--seeds", "2",
             "--steps", "20", "--n-train", "20", "--batch", "10", "--n-test", "10", "--archs", "gru",

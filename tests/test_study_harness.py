@@ -141,3 +141,18 @@ def test_save_figure_and_trajectories(tmp_path):
     save_trajectories(str(tmp_path), {"a": traj})
     save_trajectories(str(tmp_path), {"a": traj})  # an earlier run's is replaced
     assert gflow.Trajectory.load(str(tmp_path / "trajectories" / "a")).ts.shape == traj.ts.shape
+
+
+def test_check_decides_by_its_direction_and_records_the_threshold_tested():
+    from gflow.study import both_tolerances, tight_rtol, tolerance_agreement
+
+    assert check("c", "s", 0.5, [0.4, 0.6], direction="in", kind="sanity")["passed"]
+    assert not check("c", "s", 0.7, [0.4, 0.6], direction="in", kind="sanity")["passed"]
+    entry = check("c", "s", 1.0, 1.0, direction="<", kind="prediction")
+    assert entry["status"] == "FAIL" and entry["direction"] == "<" and entry["threshold"] == 1.0
+    with pytest.raises(ValueError, match="either"):
+        check("c", "s", 1.0, 1.0, True, direction="<=", kind="sanity")
+    assert both_tolerances(1e-8) == (("default", 1e-8), ("tight", tight_rtol(1e-8)))
+    agree = tolerance_agreement("c", "s", [[1.0, 2.0], [3.0]], [[1.0, 2.02], [3.0]], 0.01)  # ragged: flattened
+    assert agree["passed"] and agree["value"] == pytest.approx(0.02 / 2.02) and agree["kind"] == "sanity"
+    assert not tolerance_agreement("c", "s", 1.0, 1.1, 0.05, relative=False)["passed"]

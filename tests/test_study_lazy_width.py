@@ -1,4 +1,5 @@
-"""studies/lazy_width.py: its helpers on known cases, bad input, and a tiny end-to-end run."""
+"""studies/lazy_width.py and its problem (gflow.problems.lazy_width): helpers on known cases, bad input, and a tiny
+end-to-end run."""
 
 import json
 import math
@@ -11,6 +12,7 @@ import pytest
 
 import gflow
 import lazy_width
+from gflow.problems import lazy_width as lp
 from gflow.study import exit_code
 
 TINY = ["--widths", "8", "16", "--seeds", "1", "--n", "4", "--length", "4", "--d", "3", "--tau", "0.2",
@@ -27,8 +29,8 @@ def args():
 def test_measures_vanish_for_an_untrained_model(setting, args):
     inputs, labels, steps = lazy_width.make_task(setting, args)[:3]
     model0 = lazy_width.make_model(setting, 0, 8, args)
-    loss = lazy_width.centered_loss(model0, inputs, labels, steps, True)
-    values = {k: float(v) for k, v in lazy_width.lazy_measures(model0, model0, inputs, loss.step_weights).items()}
+    loss = lp.centered_loss(model0, inputs, labels, steps, True)
+    values = {k: float(v) for k, v in lp.lazy_measures(model0, model0, inputs, loss.step_weights).items()}
     assert values["rescaled_movement"] == values["neuron_movement"] == values["linearization_error"] == 0.0
     assert ("flip_fraction" in values) == (setting != "003") and values.get("flip_fraction", 0.0) == 0.0
     # centering: the loss of model0 is the mean label energy on the supervised steps, RMS = --label-rms
@@ -38,23 +40,23 @@ def test_measures_vanish_for_an_untrained_model(setting, args):
 
 def test_exponents_of_synthetic_power_laws_are_recovered():
     widths = np.array([64.0, 128, 256, 512, 1024])
-    p, c = lazy_width.fit_exponent(widths, 3.0 * widths ** -0.5)
+    p, c = lp.fit_exponent(widths, 3.0 * widths ** -0.5)
     assert p == pytest.approx(-0.5, abs=1e-12) and c == pytest.approx(3.0, rel=1e-12)
     rows = {int(m): [{"x": 2.0 * m ** (-1 / 3) * f} for f in (0.5, 1.0, 4.0)] for m in widths}  # median = 1.0 × law
-    ms, med = lazy_width.medians(rows, "x")
+    ms, med = lp.medians(rows, "x")
     np.testing.assert_allclose(med, 2.0 * widths ** (-1 / 3), rtol=1e-12)
-    assert lazy_width.fit_exponent(ms, med)[0] == pytest.approx(-1 / 3, abs=1e-12)
-    assert lazy_width.fit_exponent([64, 128, 256], [0.1, 0.05, 0.0])[0] == pytest.approx(-1.0, abs=1e-12)  # zero skipped
-    assert np.isnan(lazy_width.fit_exponent([64, 128, 256], [0.1, 0.0, 0.0])[0])  # nothing to fit: a failing check
+    assert lp.fit_exponent(ms, med)[0] == pytest.approx(-1 / 3, abs=1e-12)
+    assert lp.fit_exponent([64, 128, 256], [0.1, 0.05, 0.0])[0] == pytest.approx(-1.0, abs=1e-12)  # zero skipped
+    assert np.isnan(lp.fit_exponent([64, 128, 256], [0.1, 0.0, 0.0])[0])  # nothing to fit: a failing check
 
 
 def test_he_recursion_of_hidden_norms():
-    np.testing.assert_allclose(lazy_width.predicted_hidden_norms(5, 0.5), [1.0, 1.25, 1.5, 1.75, 2.75])
+    np.testing.assert_allclose(lp.predicted_hidden_norms(5, 0.5), [1.0, 1.25, 1.5, 1.75, 2.75])
 
 
 def test_time_is_rescaled_by_width_only_in_the_standard_parameterization():
-    assert lazy_width.time_scale("004", 256) == lazy_width.time_scale("002", 256) == 1 / 256
-    assert lazy_width.time_scale("003", 256) == 1.0
+    assert lp.time_scale("004", 256) == lp.time_scale("002", 256) == 1 / 256
+    assert lp.time_scale("003", 256) == 1.0
 
 
 @pytest.mark.parametrize("extra, match", [
@@ -79,7 +81,7 @@ def test_settings_002_and_004_share_the_init_statistics(args):
     x4, x2 = lazy_width.make_task("004", args)[0], lazy_width.make_task("002", args)[0]
     np.testing.assert_array_equal(x4, x2)
     m4, m2 = lazy_width.make_model("004", 0, 8, args), lazy_width.make_model("002", 0, 8, args)
-    np.testing.assert_array_equal(lazy_width.hidden_norms(m4, x4), lazy_width.hidden_norms(m2, x2))
+    np.testing.assert_array_equal(lp.hidden_norms(m4, x4), lp.hidden_norms(m2, x2))
 
 
 def test_new_measures_on_known_cases(args):
@@ -91,17 +93,17 @@ def test_new_measures_on_known_cases(args):
     h0 = np.asarray(jax.vmap(model0.hidden_states)(inputs))
     h1 = np.asarray(jax.vmap(moved.hidden_states)(inputs))
     expect = np.max(np.mean(np.linalg.norm(h1 - h0, axis=-1) / np.linalg.norm(h0, axis=-1), axis=0))
-    assert float(lazy_width.relative_hidden_drift(model0, moved, inputs)) == pytest.approx(expect, rel=1e-12)
-    assert float(lazy_width.relative_hidden_drift(model0, model0, inputs)) == 0.0
+    assert float(lp.relative_hidden_drift(model0, moved, inputs)) == pytest.approx(expect, rel=1e-12)
+    assert float(lp.relative_hidden_drift(model0, model0, inputs)) == 0.0
     # init output on the supervised steps (3 … L for 004) and the λ ratio = max|F(θ0)| / ρ
     w = np.asarray(gflow.objectives.SampleLoss(inputs, labels, steps=steps).step_weights)
     f0 = np.abs(np.asarray(jax.vmap(model0)(inputs)))
-    out_max = float(lazy_width.init_output_max(model0, inputs, w))
+    out_max = float(lp.init_output_max(model0, inputs, w))
     assert out_max == pytest.approx(np.max(f0[:, w > 0]), rel=1e-14) and out_max < np.max(f0) + 1e-15
     rho = 100 * args.length * math.log(8)
-    assert lazy_width.lambda_ratio(out_max, args.length, 8) == pytest.approx(out_max / rho, rel=1e-12)
+    assert lp.lambda_ratio(out_max, args.length, 8) == pytest.approx(out_max / rho, rel=1e-12)
     # 004-P14's comparison model: same arrays, W and A trained
-    both = lazy_width.width_and_a(model0)
+    both = lp.width_and_a(model0)
     assert both.trained == ("W", "A") and model0.trained == ("W",)
     np.testing.assert_array_equal(jax.vmap(both)(inputs), jax.vmap(model0)(inputs))
 
@@ -131,13 +133,13 @@ def test_position_losses_split_the_loss(args):
     """004-P12's per-position losses sum to the loss; at θ0 (centered) each is the label energy of its position."""
     task = lazy_width.make_task("004", args)
     model0 = lazy_width.make_model("004", 0, 8, args)
-    loss = lazy_width.centered_loss(model0, task.inputs, task.labels, task.steps, True)
+    loss = lp.centered_loss(model0, task.inputs, task.labels, task.steps, True)
     moved = eqx.tree_at(lambda m: m.W, model0, model0.W * 1.3)
-    parts = np.asarray(lazy_width.position_losses(loss, moved))
+    parts = np.asarray(lp.position_losses(loss, moved))
     assert parts.shape == (args.length - 2,) and parts.sum() == pytest.approx(float(loss(moved)), rel=1e-12)
-    np.testing.assert_allclose(lazy_width.position_losses(loss, model0),
+    np.testing.assert_allclose(lp.position_losses(loss, model0),
                                np.mean(np.asarray(task.labels)[:, 2:] ** 2, axis=0), rtol=1e-12)
-    assert float(lazy_width.loss_at(loss, moved)) == pytest.approx(float(loss(moved)), rel=1e-14)
+    assert float(lp.loss_at(loss, moved)) == pytest.approx(float(loss(moved)), rel=1e-14)
 
 
 def synthetic_rows(gap_growth, worst_ratio, seeds=5):
@@ -153,7 +155,7 @@ def synthetic_rows(gap_growth, worst_ratio, seeds=5):
 @pytest.mark.parametrize("growth, ratio, expect, old_bar", [(0.0, 0.3, "pass", "pass"), (0.2, 1.2, "FAIL", "FAIL"),
                                                              (0.0, 0.8, "pass", "FAIL")])
 def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expect, old_bar):
-    """004-P12 decides on 'lowers every position' (< 1); the pre-issue-28 bar 0.5 is shown beside, deciding nothing
+    """004-P12 decides on 'lowers every position' (< 1); the earlier bar 0.5 is shown beside, deciding nothing
     (a position that learns slowly, ratio 0.8, passes the one and fails the other)."""
     checks, results = [], {"004": {}}
     rows = synthetic_rows(growth, ratio)
@@ -173,7 +175,7 @@ def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expec
 def test_per_seed_exponents():
     widths = [64, 128, 256]
     rows = {m: [{"x": 2.0 * m ** -0.5}, {"x": 5.0 * m ** -0.25}] for m in widths}
-    np.testing.assert_allclose(lazy_width.per_seed_exponents(rows, "x"), [-0.5, -0.25], atol=1e-12)
+    np.testing.assert_allclose(lp.per_seed_exponents(rows, "x"), [-0.5, -0.25], atol=1e-12)
 
 
 @pytest.mark.slow

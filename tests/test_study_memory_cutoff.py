@@ -13,6 +13,7 @@ import gflow
 import memory_cutoff
 from gflow import analysis as an
 from gflow.objectives.nonlinear_teachers import transport_teacher, TransportTeacher
+from gflow.problems import memory_cutoff as cutoff_problem
 from gflow.study import exit_code
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +52,7 @@ def test_tiny_run_writes_summary_and_figures(tmp_path):
     assert p10["direction"] == "<=" and set(p10["median_test_loss_per_n"]) == {"3", "12"}
     p6 = [c for c in seeds if "003-P6" in c["predictions"]][0]
     assert p6["direction"] == "in" and p6["threshold"] == list(memory_cutoff.P6_EXPONENT)
-    p13 = [c for c in predictions if c["claim"].startswith("P13 (spec 003's derivation")]
+    p13 = [c for c in predictions if c["claim"].startswith("P13 (derived here")]
     assert len(p13) == 1 and {"c_projected", "c_plain"} <= set(p13[0]) and p13[0]["predictions"] == []
     for name in ("memory_cutoff.png", "projected_gd.png", "transport_samples.png"):
         assert os.path.getsize(out / name) > 10_000
@@ -72,14 +73,14 @@ def test_transported_point_linearizes_to_the_teacher_on_the_students_own_neurons
     network = gflow.models.ElmanRNN(w0, u0, jnp.full(m // 2, 2.0 / m), activation="tanh", trained=("W", "A"))
     teacher = TransportTeacher(network, jnp.where(w0 > 0, v_plus, v_minus), jnp.tile(v_u, (m // 2, 1)), 1.0, 1.0)
     assert np.any(w0 > 0) and np.any(w0 < 0)  # both transport values are used
-    bar = memory_cutoff.transported_point(teacher, model0)
+    bar = cutoff_problem.transported_point(teacher, model0)
     params, static = eqx.partition(model0, eqx.is_inexact_array)
     tangent = jax.tree_util.tree_map(lambda a, b: a - b, eqx.partition(bar, eqx.is_inexact_array)[0], params)
     x = gflow.objectives.unit_ball_sequences(jax.random.key(6), 1, 7, d)[0]
     f_lin = jax.jvp(lambda p: eqx.combine(p, static)(x), (params,), (tangent,))[1]
     np.testing.assert_allclose(f_lin, teacher(x), rtol=1e-12, atol=1e-14)
     assert float(jnp.max(jnp.abs(teacher(x)))) > 1e-3
-    assert memory_cutoff.squared_distance(bar, model0) == pytest.approx(
+    assert cutoff_problem.squared_distance(bar, model0) == pytest.approx(
         (np.sum(np.where(model0.W > 0, v_plus, v_minus) ** 2) + m * float(v_u @ v_u)) / m, rel=1e-12)
 
 
@@ -94,23 +95,23 @@ def test_flow_bound_holds_for_a_convex_quadratic_flow():
     path = star + (V * np.exp(-2 * np.outer(ts, lam))[:, None, :] @ (V.T @ (theta0 - star)))  # dθ/dt = −∇R
     losses = np.sum((path @ A.T - b) ** 2, axis=1)
     for bar in (star, rng.normal(size=3), theta0):
-        excess, ratio = memory_cutoff.flow_bound_excess(ts, losses, float(np.sum((A @ bar - b) ** 2)),
+        excess, ratio = cutoff_problem.flow_bound_excess(ts, losses, float(np.sum((A @ bar - b) ** 2)),
                                                         float(np.sum((theta0 - bar) ** 2)))
         assert np.max(excess) <= 1e-9 and np.max(ratio) <= 1 + 1e-9
     with np.errstate(divide="ignore"):  # a zero bound: the ratio is infinite, the excess is the average
-        excess, _ = memory_cutoff.flow_bound_excess(ts, np.exp(-ts), 0.0, 0.0)
+        excess, _ = cutoff_problem.flow_bound_excess(ts, np.exp(-ts), 0.0, 0.0)
     np.testing.assert_allclose(excess, -np.expm1(-ts[1:]) / ts[1:], rtol=1e-5)
 
 
 def test_averaged_loss_is_the_loss_at_the_mean_parameters():
     args = memory_cutoff.parse_args(TINY)
-    _, loss, model0 = memory_cutoff.problem(args, args.alphas[0], 3, 0)
-    traj = gflow.discrete.run_projected_gd(loss, model0, lr=0.05, steps=4, projection=memory_cutoff.projection_of(
+    _, loss, model0 = cutoff_problem.problem(args, args.alphas[0], 3, 0)
+    traj = gflow.discrete.run_projected_gd(loss, model0, lr=0.05, steps=4, projection=cutoff_problem.projection_of(
         args, model0), save_at=np.arange(5), progress=False)
     mean = eqx.tree_at(lambda m: (m.W, m.A), model0, tuple(
         np.mean([getattr(traj.model_at(i), k) for i in range(2)], axis=0) for k in ("W", "A")))
-    assert memory_cutoff.averaged_loss(loss, traj, 2) == pytest.approx(float(loss(mean)), rel=1e-12)
-    assert memory_cutoff.averaged_loss(loss, traj, 1) == pytest.approx(float(traj.loss[0]), rel=1e-12)
+    assert cutoff_problem.averaged_loss(loss, traj, 2) == pytest.approx(float(loss(mean)), rel=1e-12)
+    assert cutoff_problem.averaged_loss(loss, traj, 1) == pytest.approx(float(traj.loss[0]), rel=1e-12)
 
 
 @pytest.mark.parametrize("d,activation", [(None, "logistic"), (3, "tanh")])

@@ -8,6 +8,7 @@ import pytest
 
 import gflow
 import regular_language
+from gflow.problems import regular_language as rl
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,7 +58,7 @@ def _balanced_and_labelled(split, language):
 
 @pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
 def test_held_out_split_is_disjoint_balanced_and_labelled(language):
-    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(regular_language.held_out_split(3, language, 10, 256, 512), language)
+    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(rl.held_out_split(3, language, 10, 256, 512), language)
     assert not {tuple(z) for z in z_tr} & {tuple(z) for z in z_te}  # no test string is a training string
     if language == "d_l1":  # 10 members: 3 held out (the 1 at unseen positions), 7 for training, cycled evenly
         train_pos = {int(np.argmax(z)) for z, y in zip(z_tr, y_tr) if y}
@@ -72,18 +73,18 @@ def test_held_out_split_is_disjoint_balanced_and_labelled(language):
 
 def test_held_out_split_errors():
     with pytest.raises(gflow.GflowInputError):
-        regular_language.held_out_split(0, "d_l1", 6, 16, 16, held_out=1.0)
+        rl.held_out_split(0, "d_l1", 6, 16, 16, held_out=1.0)
     with pytest.raises(gflow.GflowInputError):
-        regular_language.held_out_split(0, "parity", 6, 15, 16)
+        rl.held_out_split(0, "parity", 6, 15, 16)
     with pytest.raises(gflow.GflowInputError):  # "contains 111" in 3 bits has one member: nothing to hold out
-        regular_language.held_out_split(0, "contains", 3, 4, 4, pattern="111")
+        rl.held_out_split(0, "contains", 3, 4, 4, pattern="111")
     with pytest.raises(gflow.GflowInputError):
-        regular_language.iid_split(0, "parity", 6, 16, 15)
+        rl.iid_split(0, "parity", 6, 16, 15)
 
 
 @pytest.mark.parametrize("language", ["d_l1", "parity", "contains"])
 def test_iid_split_draws_train_and_test_from_one_distribution(language):
-    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(regular_language.iid_split(3, language, 10, 256, 512), language)
+    z_tr, y_tr, z_te, y_te = _balanced_and_labelled(rl.iid_split(3, language, 10, 256, 512), language)
     assert not np.array_equal(z_tr, z_te[:256])  # independent draws, not one sample reused
     if language == "d_l1":  # the same distribution: both sets cover all 10 members and have a quarter near misses
         for z, y, n in ((z_tr, y_tr, 256), (z_te, y_te, 512)):
@@ -93,7 +94,7 @@ def test_iid_split_draws_train_and_test_from_one_distribution(language):
         seen = {tuple(z) for z in z_tr}
         assert 0 < np.mean([tuple(z) in seen for z in z_te]) < 0.5
     # a class-stratified sample of D: over many draws each member of a small class is equally frequent
-    many = regular_language.iid_split(7, "d_l1", 6, 2, 6000)[2]
+    many = rl.iid_split(7, "d_l1", 6, 2, 6000)[2]
     members = many[gflow.objectives.membership("d_l1", many) == 1]
     _, counts = np.unique(members, axis=0, return_counts=True)
     assert len(counts) == 6 and counts.min() > 0.8 * counts.max()

@@ -1,4 +1,5 @@
-"""studies/ssm_poisoning.py (source 005, Slutzky et al.): their initialization and integrator reproduced, a tiny run."""
+"""Slutzky et al.'s problem (gflow.problems.ssm_poisoning) and its study (studies/ssm_poisoning.py): their
+initialization and integrator reproduced, a tiny run."""
 
 import json
 import os
@@ -6,7 +7,8 @@ import os
 import numpy as np
 import pytest
 
-import ssm_poisoning as sp
+import ssm_poisoning as study
+from gflow.problems import ssm_poisoning as sp
 from gflow.study import exit_code
 
 
@@ -41,7 +43,7 @@ def test_blow_up_estimate_matches_the_baseline_escape():
 @pytest.mark.slow
 def test_tiny_run_writes_summary_and_figure(tmp_path):
     out = tmp_path / "ssm"
-    code = sp.main(["--quick", "--lengths", "7", "--seeds", "2", "--referee", "--out", str(out)])
+    code = study.main(["--quick", "--lengths", "7", "--seeds", "2", "--referee", "--out", str(out)])
     with open(out / "summary.json") as f:
         summary = json.load(f)
     checks = summary["checks"]
@@ -52,7 +54,7 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
     r = summary["results"]["L7"]
     assert r["seeds"] == [242, 243]
     base, special = np.asarray(r["baseline"]["extrapolation_error"]), np.asarray(r["special"]["extrapolation_error"])
-    np.testing.assert_allclose(base, [0.0011842367, 0.0012260913], rtol=1e-6)  # gflow at rtol 1e-12 (issue 27)
+    np.testing.assert_allclose(base, [0.0011842367, 0.0012260913], rtol=1e-6)  # gflow at rtol 1e-12
     assert np.all(special > 10 * base)
     assert os.path.getsize(out / "ssm_poisoning.png") > 20_000
 
@@ -61,5 +63,5 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
                                        (["--seeds", "0"], "--seeds")])
 def test_bad_configuration_is_a_clear_error(bad, flag, tmp_path, capsys):
     with pytest.raises(SystemExit):
-        sp.parse_args(["--quick", "--out", str(tmp_path)] + bad)
+        study.parse_args(["--quick", "--out", str(tmp_path)] + bad)
     assert "error:" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Discrete runs in sweeps (issue 26, part 2): ``run_sweep(..., method="adam" | "gd" | "sgd" | "projected_gd")``
+"""Discrete runs in sweeps: ``run_sweep(..., method="adam" | "gd" | "sgd" | "projected_gd")``
 batches GD/Adam runs with one objective and one step size per member; each run equals the one-by-one runner of
 its configuration (to rounding, rtol 1e-12: a vmapped step and a single one round differently in the last bits);
 a resumed, interrupted or executor-run sweep gives the same bits as an uninterrupted one (a fixed program size

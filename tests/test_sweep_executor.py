@@ -1,4 +1,4 @@
-"""gflow.run_sweep on an executor: a thread pool, and a Dask LocalCluster with two worker processes (issue 13):
+"""gflow.run_sweep on an executor: a thread pool, and a Dask LocalCluster with two worker processes:
 the same bits as one process, a killed worker loses no finished run, a failing task is reported."""
 
 import concurrent.futures

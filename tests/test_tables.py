@@ -1,4 +1,4 @@
-"""A sweep's runs as a pandas DataFrame and an xarray Dataset (gflow/sweep/_tables.py)."""
+"""A sweep's runs as a pandas DataFrame and an xarray Dataset (gflow.sweep's tables)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Teachers of seed 000 App. C.2 and seed 001 §1.4."""
+"""Teachers of seed 000 App. C.2 and seed 001 Lemma 3.1 (the memoryless teacher)."""
 
 import jax
 import numpy as np

@@ -1,4 +1,4 @@
-"""Issue 15: check kinds, bootstrap decisions over seeds, the committed result files and VALIDATION.md built from
+"""Check kinds, bootstrap decisions over seeds, the committed result files and VALIDATION.md built from
 them (the committed VALIDATION.md must be exactly what studies/validation.py makes of validation/results/)."""
 
 import json
@@ -153,7 +153,7 @@ def test_render_decides_predictions_by_prediction_checks_only():
 
 
 def test_readings_that_disagree_decide_nothing():
-    """Issue 28: a prediction is decided only where every reading of an ambiguous setup agrees."""
+    """A prediction is decided only where every reading of an ambiguous setup agrees."""
     def c(status, reading=None):
         entry = check("x", "s", 1.0, 1.0, status == "pass", kind="prediction", predictions=["000-P10"],
                       **({"reading": reading} if reading else {}))
@@ -213,3 +213,20 @@ def test_committed_validation_md_is_what_the_committed_results_give():
         assert os.path.getsize(os.path.join(validation.RESULTS, f"{r['study']}.json")) < 400_000
         assert all(c["kind"] in ("prediction", "sanity") for c in r["checks"]), r["study"]
         json.dumps(r)
+
+
+def test_the_claims_registry_is_data_beside_validation(tmp_path):
+    from gflow.study import load_registry
+
+    assert os.path.isfile(os.path.join(REPO, "validation", "registry.toml"))
+    predictions, identities, untestable, notes = load_registry()
+    assert predictions == PREDICTIONS and identities == IDENTITIES and untestable == UNTESTABLE
+    assert notes == SCALING_NOTES and identities["000-P1"].startswith("An identity or construction")
+    assert untestable["002-P4"].startswith("An existence statement") and not untestable["004-P13"].startswith("An ")
+    bad = tmp_path / "registry.toml"
+    bad.write_text('[[prediction]]\nid = "x"\nclaim = "c"\nsource = "s"\nstudy = "—"\n' * 2)
+    with pytest.raises(ValueError, match="duplicate"):
+        load_registry(str(bad))
+    bad.write_text('[[prediction]]\nid = "x"\nclaim = "c"\n')
+    with pytest.raises(ValueError, match="lacks"):
+        load_registry(str(bad))

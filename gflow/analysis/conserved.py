@@ -1,4 +1,5 @@
-"""Conserved quantities of gradient flow on any loss of the impulse response (spec 000 §3.3).
+"""Conserved quantities of gradient flow on any loss of the impulse response (seed 000 Lemmas 6, E.5–E.7; the matrix Q
+is derived here).
 
 Q = AAᵀ − AᵀA + BBᵀ − CᵀC is the Noether invariant of (A, B, C) → (G A G⁻¹, G B, C G⁻¹) for general A; its
 trace ‖B‖² − ‖C‖² (seed 000 Lemma E.7) is conserved for every structure of A. Their drift is a solver check:
@@ -30,20 +31,41 @@ def _as_matrices(model):
 
 
 def balance_matrix(model):
-    """Q = AAᵀ − AᵀA + BBᵀ − CᵀC, a (d, d) matrix."""
+    """Q = AAᵀ − AᵀA + BBᵀ − CᵀC, a (d, d) matrix.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN] with B and Cᵀ of one shape (SISO, or n_in = n_out).
+
+    Returns:
+        A (d, d) array.
+    """
     A, B, C = _as_matrices(model)
     return A @ A.T - A.T @ A + B @ B.T - C.T @ C
 
 
 def balance_matrix_scale(model):
-    """‖AAᵀ‖ + ‖AᵀA‖ + ‖BBᵀ‖ + ‖CᵀC‖ (Frobenius): the size against which Q's drift is relative."""
+    """‖AAᵀ‖ + ‖AᵀA‖ + ‖BBᵀ‖ + ‖CᵀC‖ (Frobenius): the size against which Q's drift is relative.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN] with B and Cᵀ of one shape (SISO, or n_in = n_out).
+
+    Returns:
+        A scalar array.
+    """
     A, B, C = _as_matrices(model)
     n = jnp.linalg.norm
     return n(A @ A.T) + n(A.T @ A) + n(B @ B.T) + n(C.T @ C)
 
 
 def norm_difference(model):
-    """‖B‖_F² − ‖C‖_F² (seed 000 Lemma E.7), the trace of Q."""
+    """‖B‖_F² − ‖C‖_F² (seed 000 Lemma E.7), the trace of Q.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Returns:
+        A scalar array.
+    """
     _require_trained(model, "BC", "‖B‖² − ‖C‖²")
     _, B, C = model.layers()
     return jnp.sum(B**2) - jnp.sum(C**2)
@@ -51,7 +73,14 @@ def norm_difference(model):
 
 def drift_series(values) -> np.ndarray:
     """‖v(t) − v(0)‖_F at every saved time of a conserved quantity (leading axis = time); NaN where v is not
-    finite. Under GD it grows like η·t (spec 000 §3.3: O(η²) per step)."""
+    finite. Under GD it grows like η·t (derived here: O(η²) per step).
+
+    Args:
+        values: The quantity at every saved time (leading axis = time), e.g. from :func:`~gflow.analysis.along`.
+
+    Returns:
+        One drift per saved time (0 at the first).
+    """
     v = np.asarray(values, dtype=np.float64)
     flat = v.reshape(len(v), -1)
     out = np.linalg.norm(flat - flat[0], axis=1)
@@ -59,7 +88,14 @@ def drift_series(values) -> np.ndarray:
 
 
 def drift(values) -> float:
-    """max_t ‖v(t) − v(0)‖_F over a saved sequence of a conserved quantity (leading axis = time)."""
+    """max_t ‖v(t) − v(0)‖_F over a saved sequence of a conserved quantity (leading axis = time).
+
+    Args:
+        values: The quantity at every saved time (leading axis = time).
+
+    Returns:
+        The largest drift, a float.
+    """
     v = np.asarray(values, dtype=np.float64)
     v = v[np.all(np.isfinite(v.reshape(len(v), -1)), axis=1)]
     if len(v) == 0:
@@ -68,6 +104,14 @@ def drift(values) -> float:
 
 
 def relative_drift(values, scales) -> float:
-    """drift(values) divided by the largest scale seen along the run."""
+    """drift(values) divided by the largest scale seen along the run.
+
+    Args:
+        values: The quantity at every saved time (leading axis = time).
+        scales: Its scale at every saved time (e.g. [`balance_matrix_scale`][gflow.analysis.balance_matrix_scale]).
+
+    Returns:
+        A float.
+    """
     scales = np.asarray(scales, dtype=np.float64)
     return drift(values) / float(np.nanmax(scales))

@@ -1,6 +1,6 @@
 """The magnitude spectrum of the transition A that Slutzky et al. (NeurIPS 2025, arXiv 2410.10473) log while a
 diagonal SSM trains: its entropy effective rank and its largest |eigenvalues| (their repository, common/plotting.py
-and common/callbacks.py; spec §6).
+and common/callbacks.py).
 
 The effective rank of Roy & Vetterli (EUSIPCO 2007, Def. 1) of a matrix with singular values σ_1 … σ_d is
 
@@ -59,6 +59,12 @@ def effective_rank(model) -> jax.Array:
     Slutzky et al. 2025, common/plotting.py, over all d values): |a_i| for diagonal A, singular values otherwise.
 
     In [1, d] for A ≠ 0; 0 for A = 0 (our convention); NaN only if A is not finite.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Returns:
+        A scalar array.
     """
     model = _linear_rnn(model, "effective_rank")
     return _entropy_rank(_singular_values(model))
@@ -67,7 +73,15 @@ def effective_rank(model) -> jax.Array:
 def top_eigenvalue_magnitudes(model, k: int) -> jax.Array:
     """The k largest |λ_i(A)|, descending: the "absolute largest diagonal entries" Slutzky et al. plot (their
     callbacks.py; the top 7). Diagonal A: ``jax.lax.top_k`` of |a|; symmetric: |eigvalsh|; general: |eigvals|,
-    which under ``jit`` runs on the CPU only."""
+    which under ``jit`` runs on the CPU only.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+        k: How many, at most d.
+
+    Returns:
+        Shape (k,), descending.
+    """
     model = _linear_rnn(model, "top_eigenvalue_magnitudes")
     k = positive_int("k", k)
     if k > model.d:

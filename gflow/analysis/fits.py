@@ -10,7 +10,17 @@ from .._checks import as_float_array, GflowInputError
 
 
 def fit_exponential_rate(ts, values, *, t_min: float | None = None, t_max: float | None = None) -> float:
-    """Least-squares slope of log(values) against t on [t_min, t_max]: the rate r in values ∝ e^{r t}."""
+    """Least-squares slope of log(values) against t on [t_min, t_max]: the rate r in values ∝ e^{r t}.
+
+    Args:
+        ts: Times.
+        values: Positive values at those times.
+        t_min: Fit only t ≥ t_min.
+        t_max: Fit only t ≤ t_max.
+
+    Returns:
+        r.
+    """
     ts = np.asarray(ts, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     mask = np.isfinite(ts) & np.isfinite(values) & (values > 0)
@@ -25,7 +35,15 @@ def fit_exponential_rate(ts, values, *, t_min: float | None = None, t_max: float
 
 
 def fit_power_law(xs, ys) -> float:
-    """Least-squares slope of log y against log x: the exponent p in y ∝ x^p."""
+    """Least-squares slope of log y against log x: the exponent p in y ∝ x^p.
+
+    Args:
+        xs: Positive x values.
+        ys: Positive y values.
+
+    Returns:
+        p.
+    """
     xs = np.asarray(xs, dtype=np.float64)
     ys = np.asarray(ys, dtype=np.float64)
     mask = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
@@ -36,7 +54,15 @@ def fit_power_law(xs, ys) -> float:
 
 
 def fit_power_law_with_prefactor(xs, ys) -> tuple[float, float]:
-    """(p, c) of y ≈ c x^p: p from :func:`fit_power_law`, c the geometric mean of y / x^p over the points used."""
+    """(p, c) of y ≈ c x^p: p from :func:`fit_power_law`, c the geometric mean of y / x^p over the points used.
+
+    Args:
+        xs: Positive x values.
+        ys: Positive y values.
+
+    Returns:
+        ``(p, c)``.
+    """
     p = fit_power_law(xs, ys)
     xs, ys = np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64)
     mask = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
@@ -45,7 +71,15 @@ def fit_power_law_with_prefactor(xs, ys) -> tuple[float, float]:
 
 def fit_log_scaling(eps, times) -> tuple[float, float]:
     """Least-squares (slope, intercept) of times = slope · ln(1/ε) + intercept (escape times of a sweep over ε);
-    NaN times (runs that never escaped) are left out."""
+    NaN times (runs that never escaped) are left out.
+
+    Args:
+        eps: The initialization scales ε.
+        times: The escape time of each run (NaN: never escaped).
+
+    Returns:
+        ``(slope, intercept)``.
+    """
     e = as_float_array("eps", eps)
     if np.any(e <= 0) or np.any(e >= 1):
         raise GflowInputError(f"initialization scales `eps` must lie in (0, 1) so that ln(1/ε) > 0, got {eps}")
@@ -64,7 +98,18 @@ def fit_log_scaling(eps, times) -> tuple[float, float]:
 
 def fit_drift_exponents(etas, times, drifts, *, t_min: float | None = None, t_max: float | None = None):
     """(p, q) of drift ≈ c · η^p · t^q, by least squares on log drift over every run i (step size etas[i], saved
-    times times[i], drifts drifts[i]) and every positive finite sample with t_min ≤ t ≤ t_max."""
+    times times[i], drifts drifts[i]) and every positive finite sample with t_min ≤ t ≤ t_max.
+
+    Args:
+        etas: The step size of each run.
+        times: Each run's saved times.
+        drifts: Each run's drift at those times.
+        t_min: Fit only t ≥ t_min.
+        t_max: Fit only t ≤ t_max.
+
+    Returns:
+        ``(p, q)``.
+    """
     if not len(etas) == len(times) == len(drifts):
         raise GflowInputError("`etas`, `times` and `drifts` must have one entry per run")
     rows, rhs = [], []

@@ -6,8 +6,8 @@ written out as the paper's sums instead of by automatic differentiation,
 
 and ∂H_t⁽ʲ⁾/∂Θ_i = 0 for j ≠ i (the Jacobian is block-diagonal across neurons). In gflow's indexing the paper's
 X_s is ``x[s]`` (0-based) and H_s is ``hidden_states(x)[s − 1]``. :func:`sample_loss_gradient` chains them into
-the gradient of a :class:`gflow.objectives.SampleLoss`, an independent check of the autodiff gradient (spec 003 P2), and
-:func:`hidden_state_gradient_norms` gives ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ (spec 003 P3, P11(b)).
+the gradient of a :class:`gflow.objectives.SampleLoss`, an independent check of the autodiff gradient (prediction
+003-P2), and :func:`hidden_state_gradient_norms` gives ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ (predictions 003-P3, 003-P11(b)).
 """
 
 from __future__ import annotations
@@ -30,7 +30,15 @@ def _check_diagonal(model):
 
 def hidden_state_gradients(model: ElmanRNN, x) -> tuple[jax.Array, jax.Array]:
     """(∂H_t⁽ⁱ⁾/∂W_ii, ∂H_t⁽ⁱ⁾/∂U_i) for t = 1 … T by the sums of Proposition 1 (module docstring): shapes (T, m)
-    and (T, m, d) ((T, m) for scalar inputs). ``x`` one input sequence, (T,) or (T, d)."""
+    and (T, m, d) ((T, m) for scalar inputs). ``x`` one input sequence, (T,) or (T, d).
+
+    Args:
+        model: An [`ElmanRNN`][gflow.models.ElmanRNN].
+        x: One input sequence, (T,) or (T, d).
+
+    Returns:
+        ``(dH_dW, dH_dU)``, shapes (T, m) and (T, m, d) ((T, m) for scalar inputs).
+    """
     _check_diagonal(model)
     x = check_sequence(x, model.n_in, model.scalar_input)
     xs = x[:, None] if model.scalar_input else x  # (T, d): the paper's X_0 … X_{T−1}
@@ -52,7 +60,15 @@ def hidden_state_gradients(model: ElmanRNN, x) -> tuple[jax.Array, jax.Array]:
 
 
 def hidden_state_gradient_norms(model: ElmanRNN, x) -> jax.Array:
-    """‖∂_{Θ_i} H_t⁽ⁱ⁾‖₂ = √((∂H/∂W_ii)² + ‖∂H/∂U_i‖²) for t = 1 … T and every neuron, shape (T, m)."""
+    """‖∂_{Θ_i} H_t⁽ⁱ⁾‖₂ = √((∂H/∂W_ii)² + ‖∂H/∂U_i‖²) for t = 1 … T and every neuron, shape (T, m).
+
+    Args:
+        model: An [`ElmanRNN`][gflow.models.ElmanRNN].
+        x: One input sequence, (T,) or (T, d).
+
+    Returns:
+        Shape (T, m).
+    """
     d_w, d_u = hidden_state_gradients(model, x)
     d_u = d_u[..., None] if model.scalar_input else d_u
     return jnp.sqrt(d_w**2 + jnp.sum(d_u**2, axis=-1))
@@ -64,7 +80,15 @@ def sample_loss_gradient(model: ElmanRNN, loss) -> tuple[jax.Array, jax.Array]:
 
         ∂R/∂Θ_i = scale·(2/N) Σ_n Σ_t w_t (F_t − Y_t) λ c_i ∂H_t⁽ⁱ⁾/∂Θ_i,     F_t = λ Σ_i c_i H_t⁽ⁱ⁾, λ = 1/√m.
 
-    Scalar outputs only. Returns arrays shaped like ``model.W`` (m,) and ``model.A``."""
+    Scalar outputs only. Returns arrays shaped like ``model.W`` (m,) and ``model.A``.
+
+    Args:
+        model: An [`ElmanRNN`][gflow.models.ElmanRNN].
+        loss: A :class:`~gflow.objectives.SampleLoss` with scalar outputs.
+
+    Returns:
+        ``(grad_W, grad_U)``, shaped like ``model.W`` and ``model.A``.
+    """
     _check_diagonal(model)
     if not model.scalar_output:
         raise GflowInputError("sample_loss_gradient needs a scalar-output model (seed 003's readout c ∈ ℝᵐ)")

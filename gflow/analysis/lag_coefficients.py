@@ -1,5 +1,5 @@
 """The per-lag coefficients γ^(l) of the gradient of a population loss: Slutzky et al. (NeurIPS 2025,
-arXiv 2410.10473), Proposition 1, as their code computes it (common/callbacks.py; spec §6).
+arXiv 2410.10473), Proposition 1, as their code computes it (common/callbacks.py in their repository).
 
 For a SISO model under L = Σ_j w_j (h_j − h*_j)² (a :class:`gflow.PopulationLoss`, whose weights w_j already hold
 any ½ of its convention), with residuals r_j = h_j − h*_j, put
@@ -36,7 +36,15 @@ from ..objectives._population_loss import PopulationLoss
 def lag_gradient_coefficients(loss, model) -> jax.Array:
     """(γ^(0), …, γ^(k−2)) with γ^(l) = −2 (l + 1) w_{l+1} (h_{l+1} − h*_{l+1}) (Slutzky et al. 2025, Prop. 1):
     for diagonal A, −∂L/∂a_p = b_p c_p Σ_l γ^(l) a_p^l. SISO models under a :class:`gflow.PopulationLoss`;
-    empty for k = 1. Traceable: ``diagnostics={"gamma": lambda m: lag_gradient_coefficients(loss, m)}``."""
+    empty for k = 1. Traceable: ``diagnostics={"gamma": lambda m: lag_gradient_coefficients(loss, m)}``.
+
+    Args:
+        loss: A [`PopulationLoss`][gflow.objectives.PopulationLoss].
+        model: A SISO [`LinearRNN`][gflow.models.LinearRNN].
+
+    Returns:
+        Shape (k − 1,).
+    """
     if not isinstance(loss, PopulationLoss):
         raise GflowInputError(f"lag_gradient_coefficients needs a gflow.PopulationLoss (per-lag weights and the "
                               f"teacher's impulse response), got {type(loss).__name__}")

@@ -31,20 +31,44 @@ def _thetas(model0, model):
 
 
 def movement(model0, model):
-    """‖θ − θ0‖₂ over the trained parameters (the Frobenius norm of the displacement)."""
+    """‖θ − θ0‖₂ over the trained parameters (the Frobenius norm of the displacement).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN] or any model).
+        model: The trained model, of the same structure.
+
+    Returns:
+        A scalar array.
+    """
     theta0, theta, _, _ = _thetas(model0, model)
     return jnp.linalg.norm(theta - theta0)
 
 
 def relative_movement(model0, model):
-    """‖θ − θ0‖ / ‖θ0‖ over the trained parameters (seed 003 P9: falls like 1/√m in the lazy regime)."""
+    """‖θ − θ0‖ / ‖θ0‖ over the trained parameters (prediction 003-P9: falls like 1/√m in the lazy regime).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN] or any model).
+        model: The trained model, of the same structure.
+
+    Returns:
+        A scalar array.
+    """
     theta0, theta, _, _ = _thetas(model0, model)
     return jnp.linalg.norm(theta - theta0) / jnp.linalg.norm(theta0)
 
 
 def neuron_movement(model0, model):
     """√m · max_i ‖Θ_i − Θ_i(0)‖ with Θ_i the trained parameters of neuron i (``model.neuron_parameters()``:
-    seed 003's [W_ii, U_i]; row i of W and A for a full Elman RNN)."""
+    seed 003's [W_ii, U_i]; row i of W and A for a full Elman RNN).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN] or any model).
+        model: The trained model, of the same structure.
+
+    Returns:
+        A scalar array.
+    """
     if not callable(getattr(model, "neuron_parameters", None)):
         raise GflowInputError(f"`model` must provide neuron_parameters() (gflow.models.ElmanRNN), got {type(model).__name__}")
     delta = model.neuron_parameters() - model0.neuron_parameters()
@@ -52,7 +76,16 @@ def neuron_movement(model0, model):
 
 
 def linearized_outputs(model0, model, inputs):
-    """F^Lin(θ) = F(θ0) + ⟨∇_θ F(θ0), θ − θ0⟩ on every sequence and step, shape (N, T[, n_out]) (a JVP at θ0)."""
+    """F^Lin(θ) = F(θ0) + ⟨∇_θ F(θ0), θ − θ0⟩ on every sequence and step, shape (N, T[, n_out]) (a JVP at θ0).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN] or any model).
+        model: The trained model, of the same structure.
+        inputs: Input sequences, shape (N, T[, n_in]).
+
+    Returns:
+        Shape (N, T[, n_out]).
+    """
     theta0, theta, static, unravel = _thetas(model0, model)
     outputs = lambda th: jax.vmap(unflatten(th, static, unravel))(inputs)  # noqa: E731
     f0, df = jax.jvp(outputs, (theta0,), (theta - theta0,))
@@ -60,7 +93,18 @@ def linearized_outputs(model0, model, inputs):
 
 
 def linearization_error(model0, model, inputs):
-    """|F(θ) − F^Lin(θ)| on every sequence and step, shape (N, T[, n_out])."""
+    """|F(θ) − F^Lin(θ)| on every sequence and step, shape (N, T[, n_out]).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN] or any model).
+        model: The trained model, of the same structure.
+        inputs: Input sequences, shape (N, T[, n_in]).
+
+    Returns:
+        Shape (N, T[, n_out]).
+
+    See also: [`linearized_outputs`][gflow.analysis.linearized_outputs].
+    """
     return jnp.abs(jax.vmap(model)(inputs) - linearized_outputs(model0, model, inputs))
 
 
@@ -72,12 +116,30 @@ def _states(model, inputs, which: str):
 
 
 def activation_flips(model0, model, inputs):
-    """The fraction of neurons whose ReLU pattern 1[g_t ≥ 0] differs from initialization, shape (N, T)."""
+    """The fraction of neurons whose ReLU pattern 1[g_t ≥ 0] differs from initialization, shape (N, T).
+
+    Args:
+        model0: The model at initialization (a ReLU [`ElmanRNN`][gflow.models.ElmanRNN]).
+        model: The trained model, of the same structure.
+        inputs: Input sequences, shape (N, T[, n_in]).
+
+    Returns:
+        Shape (N, T).
+    """
     changed = (_states(model, inputs, "preactivations") >= 0) != (_states(model0, inputs, "preactivations") >= 0)
     return jnp.mean(changed.astype(jnp.float64), axis=-1)
 
 
 def hidden_state_drift(model0, model, inputs):
-    """‖h_t(θ) − h_t(θ0)‖₂ over the hidden neurons, shape (N, T)."""
+    """‖h_t(θ) − h_t(θ0)‖₂ over the hidden neurons, shape (N, T).
+
+    Args:
+        model0: The model at initialization (an [`ElmanRNN`][gflow.models.ElmanRNN]).
+        model: The trained model, of the same structure.
+        inputs: Input sequences, shape (N, T[, n_in]).
+
+    Returns:
+        Shape (N, T).
+    """
     drift = _states(model, inputs, "hidden_states") - _states(model0, inputs, "hidden_states")
     return jnp.linalg.norm(drift, axis=-1)

@@ -1,4 +1,4 @@
-"""The memory functions and the memory cutoff of seed 003 (Cayci & Eryilmaz), §4.1 eqs. (10), (30):
+"""The memory functions and the memory cutoff of seed 003 (Cayci & Eryilmaz), eqs. (10), (30):
 
     μ_{0,t}(z) = Σ_{k<t} zᵏ,     μ_{1,t}(z) = Σ_{k<t} (k+1) zᵏ,     z = α_m σ₁,
 
@@ -26,20 +26,43 @@ def _powers(z, t: int):
 
 
 def memory_function_0(z, t: int):
-    """μ_{0,t}(z) = Σ_{k=0}^{t−1} zᵏ (elementwise in z)."""
+    """μ_{0,t}(z) = Σ_{k=0}^{t−1} zᵏ (elementwise in z).
+
+    Args:
+        z: The argument (an array: elementwise).
+        t: The number of terms.
+
+    Returns:
+        An array shaped like ``z``.
+    """
     _, p = _powers(z, t)
     return p.sum(axis=-1)
 
 
 def memory_function_1(z, t: int):
-    """μ_{1,t}(z) = Σ_{k=0}^{t−1} (k + 1) zᵏ (elementwise in z)."""
+    """μ_{1,t}(z) = Σ_{k=0}^{t−1} (k + 1) zᵏ (elementwise in z).
+
+    Args:
+        z: The argument (an array: elementwise).
+        t: The number of terms.
+
+    Returns:
+        An array shaped like ``z``.
+    """
     k, p = _powers(z, t)
     return ((k + 1.0) * p).sum(axis=-1)
 
 
 def memory_argument(model: ElmanRNN):
     """z = α_m σ₁ of an Elman RNN: α_m = max_i |W_ii| = ‖W‖_{∞,∞} for the diagonal recurrence of seed 003 (the
-    bound its projected GD keeps), and the spectral norm ‖W‖₂ for a full W (our extension); σ₁ = sup|σ'|."""
+    bound its projected GD keeps), and the spectral norm ‖W‖₂ for a full W (our extension); σ₁ = sup|σ'|.
+
+    Args:
+        model: An [`ElmanRNN`][gflow.models.ElmanRNN].
+
+    Returns:
+        z as a scalar array.
+    """
     if not isinstance(model, ElmanRNN):
         raise GflowInputError(f"`model` must be a gflow.models.ElmanRNN, got {type(model).__name__}")
     W = unfrozen(model.W)
@@ -48,7 +71,15 @@ def memory_argument(model: ElmanRNN):
 
 
 def memory_regime(z: float, *, rtol: float = 1e-12) -> str:
-    """``"short"`` for α_m σ₁ < 1, ``"critical"`` at 1 (within ``rtol``), ``"long"`` above (seed 003 §4.1)."""
+    """``"short"`` for α_m σ₁ < 1, ``"critical"`` at 1 (within ``rtol``), ``"long"`` above (seed 003 eqs. (10), (30)).
+
+    Args:
+        z: α_m σ₁ ([`memory_argument`][gflow.analysis.memory_argument]).
+        rtol: The relative tolerance of "critical".
+
+    Returns:
+        ``"short"``, ``"critical"`` or ``"long"``.
+    """
     z = float(z)
     if not math.isfinite(z) or z < 0:
         raise GflowInputError(f"`z` = α_m σ₁ must be a finite non-negative number, got {z}")
@@ -59,9 +90,17 @@ def memory_regime(z: float, *, rtol: float = 1e-12) -> str:
 
 def transport_error_bound(teacher, length: int, delta: float = 0.05) -> float:
     """Hoeffding bound on the Monte-Carlo error of a :class:`gflow.objectives.nonlinear_teachers.TransportTeacher` with M
-    samples, holding at each t ≤ T with probability ≥ 1 − δ (spec 003 §2.2, the argument of Prop. 3's proof):
+    samples, holding at each t ≤ T with probability ≥ 1 − δ (seed 003 §3.2, the argument of Prop. 3's proof):
 
         2 μ_{0,T}(α σ₁) σ₁ (ν̄_u + σ₀ ν̄_w) √(2 log(2/δ) / M).
+
+    Args:
+        teacher: A ``TransportTeacher`` (:mod:`gflow.objectives.nonlinear_teachers`).
+        length: T.
+        delta: δ.
+
+    Returns:
+        The bound, a float.
     """
     delta = positive_float("delta", delta)
     if not 0 < delta < 1:

@@ -23,6 +23,14 @@ def empirical_ntk(model, inputs, other=None):
     """K_t between the sequences ``inputs`` (N, T[, n_in]) and ``other`` (N', T[, n_in]; default ``inputs``).
 
     Shape (T, N, N') for scalar outputs, (T, N, N', n_out, n_out) for vector outputs.
+
+    Args:
+        model: A model mapping one sequence to its outputs.
+        inputs: Input sequences, shape (N, T[, n_in]).
+        other: A second set of sequences, shape (N', T[, n_in]) (default ``inputs``).
+
+    Returns:
+        K_t as above.
     """
     theta, static, unravel = flatten(model)
     J = _output_jacobian(theta, static, unravel, inputs)

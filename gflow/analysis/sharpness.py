@@ -85,6 +85,18 @@ def sharpness(loss, model, *, iterations: int = 40, method: str = "lanczos", key
     ``iterations`` power steps (twice as many when a negative eigenvalue dominates, see ``_power``), which
     converges slowly when the top two eigenvalues are close. ``key`` seeds the start vector (default
     ``jax.random.key(0)``).
+
+    Args:
+        loss: A loss (a callable on the model).
+        model: The model.
+        iterations: Lanczos or power steps.
+        method: ``"lanczos"`` or ``"power"``.
+        key: A JAX PRNG key for the start vector.
+
+    Returns:
+        λ_max, a float.
+
+    See also: [`stability_edge`][gflow.analysis.stability_edge].
     """
     theta, _, _ = flatten(model)
     return float(_along_rows(loss, model, theta[None], *_start(theta.shape[0], iterations, method, key))[0])
@@ -98,11 +110,29 @@ def _along_rows(loss, template, params, v0, iterations: int, method: str):
 
 
 def sharpness_along(loss, traj, *, iterations: int = 40, method: str = "lanczos", key=None) -> np.ndarray:
-    """:func:`sharpness` at every saved point of a trajectory (one batched call)."""
+    """:func:`sharpness` at every saved point of a trajectory (one batched call).
+
+    Args:
+        loss: A loss (a callable on the model).
+        traj: A :class:`~gflow.results.Trajectory`.
+        iterations: Lanczos or power steps.
+        method: ``"lanczos"`` or ``"power"``.
+        key: A JAX PRNG key for the start vector.
+
+    Returns:
+        One λ_max per saved time.
+    """
     params = jnp.asarray(traj.params)
     return np.asarray(_along_rows(loss, traj.final, params, *_start(params.shape[1], iterations, method, key)))
 
 
 def stability_edge(lambda_max) -> float:
-    """2/λ_max: the largest step size for which GD is linearly stable where the sharpness is λ_max."""
+    """2/λ_max: the largest step size for which GD is linearly stable where the sharpness is λ_max.
+
+    Args:
+        lambda_max: The sharpness.
+
+    Returns:
+        2/λ_max.
+    """
     return 2.0 / positive_float("lambda_max", lambda_max)

@@ -1,16 +1,17 @@
-"""Complementary slackness of seed 001 (Theorem 6.1, eqs. 11–13; App. C eqs. 25–27; spec 001 §3.3, §3.6, §3.7).
+"""Complementary slackness of seed 001 (Theorem 6.1, eqs. 11–13; App. C eqs. 25–27).
 
 For a memoryless teacher, a zero-loss point of the symmetric class (A = Aᵀ = U diag(λ) Uᵀ, B = Cᵀ) with k ≥ 3
 has C A² B = Σ_i λ_i² c̃_i² = 0, hence λ_i c̃_i = 0 for every mode i: each eigen-direction either has
 eigenvalue 0 or carries no input/readout weight, and then h_j = Σ_i λ_i^j c̃_i² = 0 for all j ≥ 1
 (extrapolation). At any point of the class (not only minimizers) h_2 ≤ √L, so max_i |λ_i c̃_i| ≤ L^{1/4}
-(spec 001 §3.7, derived there, not in the paper).
+(derived here from Theorem 6.1's argument, not in the paper).
 
 - :func:`slackness_modes`: per-mode quantities for symmetric (or diagonal) A, SISO and MIMO; traceable.
 - :func:`general_slackness`: the same question for general A through the spectral projectors of eigenvalue
   clusters, from an eigendecomposition or, when the eigenvector matrix is ill-conditioned, a Schur
   block-diagonalization (numpy/scipy, not traceable).
-- :func:`slackness_bound`, :func:`impulse_response_bound`: the bounds of spec 001 §3.7.
+- :func:`slackness_bound`, :func:`impulse_response_bound`: the bounds derived here from Theorem 6.1's argument (h_2 ≤
+  √L).
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ def slackness_modes(model, *, symmetrize: bool = False) -> SlacknessModes:
     split between modes depends on the basis eigh returns; sums over the eigenspace do not (for a
     basis-independent, clustered version see :func:`general_slackness`). ``symmetrize`` as in
     :func:`gflow.analysis.symmetric_eigendecomposition`.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN] with symmetric or diagonal A.
+        symmetrize: Accept a general A, using sym(A) (see
+            [`symmetric_eigendecomposition`][gflow.analysis.symmetric_eigendecomposition]).
+
+    Returns:
+        A [`SlacknessModes`][gflow.analysis.SlacknessModes].
     """
     lam, U = symmetric_eigendecomposition(model, symmetrize=symmetrize)
     _, B, C = model.layers()
@@ -65,12 +74,33 @@ def slackness_modes(model, *, symmetrize: bool = False) -> SlacknessModes:
 
 
 def slackness_residual(model, *, symmetrize: bool = False):
-    """max_i |λ_i|·|b̃_i c̃_i| (MIMO: max_i |λ_i|·‖u_iᵀ B‖·‖C u_i‖): 0 exactly under complementary slackness."""
+    """max_i |λ_i|·|b̃_i c̃_i| (MIMO: max_i |λ_i|·‖u_iᵀ B‖·‖C u_i‖): 0 exactly under complementary slackness.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN] with symmetric or diagonal A.
+        symmetrize: Accept a general A, using sym(A) (see
+            [`symmetric_eigendecomposition`][gflow.analysis.symmetric_eigendecomposition]).
+
+    Returns:
+        A scalar array.
+
+    See also: [`slackness_modes`][gflow.analysis.slackness_modes],
+    [`general_slackness`][gflow.analysis.general_slackness].
+    """
     return jnp.max(slackness_modes(model, symmetrize=symmetrize).residual)
 
 
 def readout_slackness_residual(model, *, symmetrize: bool = False):
-    """max_i |λ_i|·‖C u_i‖, the residual that :func:`slackness_bound` bounds by L^{1/4} on the symmetric class."""
+    """max_i |λ_i|·‖C u_i‖, the residual that :func:`slackness_bound` bounds by L^{1/4} on the symmetric class.
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN] with symmetric or diagonal A.
+        symmetrize: Accept a general A, using sym(A) (see
+            [`symmetric_eigendecomposition`][gflow.analysis.symmetric_eigendecomposition]).
+
+    Returns:
+        A scalar array.
+    """
     return jnp.max(slackness_modes(model, symmetrize=symmetrize).readout_residual)
 
 
@@ -83,17 +113,35 @@ def _loss_in_l_convention(loss_value, convention):
 
 
 def slackness_bound(loss_value, convention: str = "L"):
-    """L^{1/4}: bound on max_i |λ_i|·‖C u_i‖ (spec 001 §3.7, derived; SISO: max_i |λ_i c̃_i|).
+    """L^{1/4}: bound on max_i |λ_i|·‖C u_i‖ (derived here: h_2 ≤ √L; SISO: max_i |λ_i c̃_i|).
 
     Holds at every point with A = Aᵀ, B = Cᵀ for a memoryless teacher and k ≥ 3 (then h_2 = ‖A Cᵀ‖² is one of
     the residuals, so h_2 ≤ √L, and λ_i² ‖C u_i‖² ≤ ‖H_2‖ for MIMO too). ``loss_value`` is in the given loss
     convention; under ``"half"`` it is doubled first. Works elementwise on arrays (e.g. ``traj.loss``).
+
+    Args:
+        loss_value: L (a number or an array).
+        convention: The convention of ``loss_value``, ``"L"`` or ``"half"``.
+
+    Returns:
+        L^{1/4}, elementwise.
     """
     return _loss_in_l_convention(loss_value, convention) ** 0.25
 
 
 def impulse_response_bound(loss_value, spectral_radius, j, convention: str = "L"):
-    """ρ(A)^{j−2} √L ≥ |h_j| for j ≥ 2 on the symmetric class, memoryless teacher, k ≥ 3 (spec 001 §3.7)."""
+    """ρ(A)^{j−2} √L ≥ |h_j| for j ≥ 2 on the symmetric class, memoryless teacher, k ≥ 3 (derived here: |h_j| ≤
+    ρ^{j−2} h_2).
+
+    Args:
+        loss_value: L (a number or an array).
+        spectral_radius: ρ(A) ([`spectral_radius`][gflow.analysis.spectral_radius]).
+        j: The lag, ≥ 2.
+        convention: The convention of ``loss_value``, ``"L"`` or ``"half"``.
+
+    Returns:
+        The bound, elementwise.
+    """
     L = _loss_in_l_convention(loss_value, convention)
     j = np.asarray(j)
     if np.any(j < 2):
@@ -188,7 +236,7 @@ def _moments_from_block(T, Cc, Bc, center):
 
 def general_slackness(model, *, cluster_tol: float = DEFAULT_CLUSTER_TOL, cond_max: float = DEFAULT_COND_MAX,
                       method: str = "auto") -> ClusterSlackness:
-    """Complementary slackness for a general (non-symmetric) A, by eigenvalue cluster (spec 001 §6 item 15).
+    """Complementary slackness for a general (non-symmetric) A, by eigenvalue cluster (seed 001 Theorem 6.1 and App. C).
 
     With the spectral projector P_c of cluster c (eigenvalues within ``cluster_tol`` × max(1, ρ(A)) of each
     other, single linkage) and its mean eigenvalue λ_c, C A^j B = Σ_c Σ_m binom(j, m) λ_c^{j−m} μ_{c,m} with
@@ -208,6 +256,15 @@ def general_slackness(model, *, cluster_tol: float = DEFAULT_CLUSTER_TOL, cond_m
       error of about cond(V)·1e-16 ≤ 1e-10), else "schur".
 
     numpy/scipy only (not traceable); apply it to saved models (``traj.model_at(i)``, ``traj.final``).
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+        cluster_tol: Eigenvalues closer than this (relative to max(1, ρ(A))) form one cluster.
+        cond_max: Above this condition number of the eigenvector matrix, ``"auto"`` uses the Schur form.
+        method: ``"auto"``, ``"eig"`` or ``"schur"``.
+
+    Returns:
+        A [`ClusterSlackness`][gflow.analysis.ClusterSlackness].
     """
     one_of("method", method, ("auto", "eig", "schur"))
     cluster_tol = positive_float("cluster_tol", cluster_tol)

@@ -32,7 +32,15 @@ def _epsilon(eps) -> np.ndarray:
 
 
 def rescaled_time(ts, eps):
-    """t / ln(1/ε): the time axis on which small-initialization curves of different ε line up."""
+    """t / ln(1/ε): the time axis on which small-initialization curves of different ε line up.
+
+    Args:
+        ts: Times.
+        eps: ε.
+
+    Returns:
+        t / ln(1/ε), shaped like ``ts``.
+    """
     ts = as_float_array("ts", ts)
     return ts / np.log(1.0 / _epsilon(eps))
 
@@ -52,7 +60,16 @@ def _curve(ts, values, *, positive_start: bool = True):
 
 def crossing_time(ts, values, level: float) -> float:
     """The first time a positive curve reaches ``values ≤ level``, interpolated linearly in log(values) between
-    the bracketing saved times; ts[0] if it starts there, NaN if it never gets there."""
+    the bracketing saved times; ts[0] if it starts there, NaN if it never gets there.
+
+    Args:
+        ts: Saved times.
+        values: A positive curve at those times.
+        level: The level.
+
+    Returns:
+        The time, a float.
+    """
     ts, values = _curve(ts, values)
     level = positive_float("level", level)
     below = np.flatnonzero(np.isfinite(values) & (values <= level))
@@ -70,7 +87,17 @@ def crossing_time(ts, values, level: float) -> float:
 
 
 def escape_time(ts, loss, *, fraction: float = 0.5, reference: float | None = None) -> float:
-    """First time L(t) ≤ ``fraction`` × ``reference`` (default reference L(ts[0])); NaN if never."""
+    """First time L(t) ≤ ``fraction`` × ``reference`` (default reference L(ts[0])); NaN if never.
+
+    Args:
+        ts: Saved times.
+        loss: The loss at those times.
+        fraction: The fraction of the reference to reach.
+        reference: The reference loss (default L(ts[0])).
+
+    Returns:
+        The time, a float.
+    """
     ts, loss = _curve(ts, loss)
     fraction = positive_float("fraction", fraction)
     if fraction >= 1:
@@ -80,7 +107,16 @@ def escape_time(ts, loss, *, fraction: float = 0.5, reference: float | None = No
 
 
 def plateau_end(ts, loss, *, band: float = 0.01) -> float:
-    """End of the initial plateau: the first time L has fallen by the fraction ``band`` of L(ts[0])."""
+    """End of the initial plateau: the first time L has fallen by the fraction ``band`` of L(ts[0]).
+
+    Args:
+        ts: Saved times.
+        loss: The loss at those times.
+        band: The relative fall that ends the plateau.
+
+    Returns:
+        The time, a float.
+    """
     band = positive_float("band", band)
     if band >= 1:
         raise GflowInputError(f"`band` must lie in (0, 1), got {band}")
@@ -88,6 +124,8 @@ def plateau_end(ts, loss, *, band: float = 0.01) -> float:
 
 
 class Plateau(NamedTuple):
+    """One plateau of the loss: from saved time ``start`` to ``end``, at the loss ``level`` where it starts."""
+
     start: float
     end: float
     level: float
@@ -96,7 +134,17 @@ class Plateau(NamedTuple):
 def plateaus(ts, loss, *, band: float = 0.01, min_fraction: float = 0.05) -> list[Plateau]:
     """Maximal runs of saved times over which L stays within [(1 − band), (1 + band)] × L(run start) and which
     last at least ``min_fraction`` × (ts[-1] − ts[0]); a scan from left to right, each run starting where the
-    previous one ended. Saddle-to-saddle dynamics show one plateau per saddle."""
+    previous one ended. Saddle-to-saddle dynamics show one plateau per saddle.
+
+    Args:
+        ts: Saved times.
+        loss: The loss at those times.
+        band: The relative band around the loss at a run's start.
+        min_fraction: The shortest run kept, as a fraction of the saved time span.
+
+    Returns:
+        The plateaus, in order of time.
+    """
     ts, loss = _curve(ts, loss)
     band = positive_float("band", band)
     min_fraction = positive_float("min_fraction", min_fraction)
@@ -115,7 +163,17 @@ def plateaus(ts, loss, *, band: float = 0.01, min_fraction: float = 0.05) -> lis
 
 def on_rescaled_grid(ts, values, eps, grid) -> np.ndarray:
     """values interpolated at t = grid · ln(1/ε), so curves from a sweep over ε can be compared pointwise;
-    NaN outside the saved range."""
+    NaN outside the saved range.
+
+    Args:
+        ts: Saved times.
+        values: A curve at those times.
+        eps: ε.
+        grid: Points of the rescaled time axis t / ln(1/ε).
+
+    Returns:
+        Shaped like ``grid``.
+    """
     ts, values = _curve(ts, values, positive_start=False)
     grid = as_float_array("grid", grid, ndim=1)
     t = grid * np.log(1.0 / float(_epsilon(eps)))

@@ -1,8 +1,8 @@
-"""Spectra and spectral measures of linear RNNs (seed 000 §4 / Lemma 7 proof, Thm 8; spec 000 §1.3, §7 item 11).
+"""Spectra and spectral measures of linear RNNs (seed 000 §4 / Lemma 7 proof, Thm 8).
 
 For a symmetric A = U Λ Uᵀ the impulse response is a sequence of moments,
 
-    h_j = C A^j B = Σ_i λ_i^j g_i,      g_i = (C U)_i (Uᵀ B)_i          (seed 000 E.1.2, spec 000 §1.3),
+    h_j = C A^j B = Σ_i λ_i^j g_i,      g_i = (C U)_i (Uᵀ B)_i          (seed 000 App. E.1.2),
 
 of the discrete *spectral measure* μ = Σ_i g_i δ_{λ_i}. For a balanced model (B = Cᵀ) every weight
 g_i = (Uᵀ B)_i² ≥ 0 and μ/h_0 is the law of the random variable Z of Lemma 7's proof; otherwise (e.g. the
@@ -54,7 +54,17 @@ def symmetric_eigendecomposition(model, *, symmetrize: bool = False):
 
     A ``"general"`` model is accepted when its A is symmetric to 1e-8 relative (checked unless traced), or with
     ``symmetrize=True``, which uses sym(A) = (A + Aᵀ)/2 (one of the readings of seed 001 Fig. 3 for a learned,
-    nearly symmetric A; spec 001 §4).
+    nearly symmetric A; seed 001 §7).
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+        symmetrize: Use sym(A) for a general A.
+
+    Returns:
+        ``(λ, U)``.
+
+    Raises:
+        GflowInputError: A general A that is not symmetric, without ``symmetrize``.
     """
     if model.structure == "diagonal":
         a = model.layers()[0]
@@ -65,23 +75,46 @@ def symmetric_eigendecomposition(model, *, symmetrize: bool = False):
 
 def eigenvalues(model):
     """Eigenvalues of A: real and ascending for symmetric/diagonal A (eigh), complex and sorted by
-    (real part, imaginary part) for general A (``jnp.linalg.eigvals``, CPU only under jit)."""
+    (real part, imaginary part) for general A (``jnp.linalg.eigvals``, CPU only under jit).
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Returns:
+        Shape (d,).
+    """
     if model.structure in ("symmetric", "diagonal"):
         return symmetric_eigendecomposition(model)[0]
     return jnp.sort(jnp.linalg.eigvals(model.transition()))
 
 
 def spectral_radius(model):
-    """ρ(A) = max_i |λ_i|, which sets how fast errors of the impulse response can grow (spec 001 §3.7)."""
+    """ρ(A) = max_i |λ_i|, which sets how fast errors of the impulse response can grow (derived here from seed 001 Thm
+    6.1's argument).
+
+    Args:
+        model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Returns:
+        A scalar array.
+    """
     return jnp.max(jnp.abs(eigenvalues(model)))
 
 
 def spectral_measure(model, *, normalize: bool = False, symmetrize: bool = False) -> DiscreteMeasure:
     """Atoms λ_i and weights g_i = (C U)_i (Uᵀ B)_i of a SISO model with symmetric or diagonal A
-    (seed 000 Lemma 7 proof / E.1.2, spec 000 §1.3). Works for students and for (balanced, diagonal) teachers.
+    (seed 000 Lemma 7 proof / E.1.2). Works for students and for (balanced, diagonal) teachers.
 
     Σ_i g_i λ_i^j = h_j. ``normalize=True`` divides the weights by their sum h_0 = C B (the probability
     measure of Lemma 7's proof when the model is balanced). Atoms are ascending.
+
+    Args:
+        model: A SISO [`LinearRNN`][gflow.models.LinearRNN] with symmetric or diagonal A.
+        normalize: Divide the weights by h_0.
+        symmetrize: Use sym(A) for a general A.
+
+    Returns:
+        A [`DiscreteMeasure`][gflow.analysis.DiscreteMeasure].
     """
     if not model.siso:
         raise GflowInputError("spectral_measure is defined for SISO models (scalar weights g_i); for MIMO use "
@@ -113,6 +146,16 @@ def normalized_moments(x, n: int) -> np.ndarray:
 
     ``x`` is a model (any structure: the impulse response is used, so general A works too) or a
     :class:`DiscreteMeasure` (m_j = Σ g_i λ_i^j / Σ g_i). Raises if h_0 = 0, where the moments are undefined.
+
+    Args:
+        x: A model or a [`DiscreteMeasure`][gflow.analysis.DiscreteMeasure].
+        n: The number of moments.
+
+    Returns:
+        Shape (n,).
+
+    Raises:
+        GflowInputError: h_0 = 0.
     """
     n = positive_int("n", n)
     if hasattr(x, "impulse_response"):
@@ -135,11 +178,19 @@ def _clusters_1d(points: np.ndarray, tol: float) -> list[np.ndarray]:
 
 
 def effective_support_size(x, *, weight_threshold: float = 1e-3, cluster_tol: float = 1e-3) -> int:
-    """How many distinct atoms carry weight: spec 000 §6 P6 (the learned measure should collapse to ≤ d̂ atoms).
+    """How many distinct atoms carry weight: prediction 000-P6 (the learned measure should collapse to ≤ d̂ atoms).
 
     Our definition (the paper gives none): atoms with |g_i| > ``weight_threshold`` × Σ_i |g_i| are *loaded*;
     loaded atoms closer than ``cluster_tol`` (absolute, single linkage) count as one. Defaults 1e-3 and 1e-3.
     ``x`` is a :class:`DiscreteMeasure` or a SISO model with symmetric A.
+
+    Args:
+        x: A [`DiscreteMeasure`][gflow.analysis.DiscreteMeasure] or a SISO model with symmetric A.
+        weight_threshold: The relative weight above which an atom is loaded.
+        cluster_tol: The distance below which loaded atoms count as one.
+
+    Returns:
+        The count.
     """
     atoms, weights = _as_measure(x, "x")
     weight_threshold = positive_float("weight_threshold", weight_threshold)
@@ -163,6 +214,15 @@ def wasserstein1(mu, nu, *, normalize: bool = True, mass_rtol: float = 1e-9) -> 
     Signed weights (an unbalanced student, e.g. Proposition 3's): the same integral is the Kantorovich–Rubinstein
     norm sup_{f 1-Lipschitz} ∫ f d(μ − ν), which equals W1 for nonnegative measures and stays a metric for signed
     measures of equal mass; that is what is returned. A total mass of 0 cannot be normalized and raises.
+
+    Args:
+        mu: A [`DiscreteMeasure`][gflow.analysis.DiscreteMeasure].
+        nu: Another.
+        normalize: Divide each by its total mass first.
+        mass_rtol: Without ``normalize``, how closely the masses must agree.
+
+    Returns:
+        The distance, a float.
     """
     (xa, wa), (xb, wb) = _as_measure(mu, "mu"), _as_measure(nu, "nu")
     ma, mb = float(np.sum(wa)), float(np.sum(wb))
@@ -182,13 +242,20 @@ def wasserstein1(mu, nu, *, normalize: bool = True, mass_rtol: float = 1e-9) -> 
 
 
 def eigenvalue_paths(source, *, symmetric: bool | None = None) -> np.ndarray:
-    """Eigenvalues of A at every saved time ("spectral dynamics", spec 000 §7 item 11, spec 001 §6 item 14).
+    """Eigenvalues of A at every saved time ("spectral dynamics", seed 000 Lemma 7 proof, seed 001 Thm 6.1).
 
     ``source`` is a :class:`gflow.Trajectory` or an array of transition matrices of shape (T, d, d).
     Symmetric A (``symmetric=None`` decides from the trajectory's model structure, or from the matrices):
     real, ascending at every time (eigh). General A: complex; the first time is sorted by (real, imaginary
     part) and every later time is permuted to follow the previous one (minimum total |Δλ|, Hungarian
     assignment), so a column is one eigenvalue's path as long as the saving is fine enough to tell paths apart.
+
+    Args:
+        source: A :class:`~gflow.results.Trajectory` of linear RNNs, or transition matrices of shape (T, d, d).
+        symmetric: Whether A is symmetric (None: decided from the source).
+
+    Returns:
+        Shape (T, d): real for symmetric A, complex otherwise.
     """
     from scipy.optimize import linear_sum_assignment
 

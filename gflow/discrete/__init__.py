@@ -1,6 +1,7 @@
 """Discrete training from the same start as the flow: GD (explicit Euler), SGD, Adam, projected GD and normalized GD
 (Slutzky et al. 2025), with their update rules, step-size schedules and projections (docs/design.md, "Layers")."""
 
+from ..run import log_save_steps as log_save_steps
 from ._batch_runners import (
     run_adam_batch as run_adam_batch,
     run_discrete_batch as run_discrete_batch,
@@ -10,6 +11,7 @@ from ._batch_runners import (
     run_sgd_batch as run_sgd_batch,
 )
 from ._fitted_teacher import fit_gru_teacher as fit_gru_teacher
+from ._options import DISCRETE_OPTIONS as DISCRETE_OPTIONS, DiscreteOptions as DiscreteOptions
 from ._projection import (
     ball_projection as ball_projection,
     box_projection as box_projection,
@@ -17,7 +19,6 @@ from ._projection import (
     diagonal_projection as diagonal_projection,
 )
 from ._runners import (
-    log_save_steps as log_save_steps,
     run_adam as run_adam,
     run_discrete as run_discrete,
     run_gd as run_gd,

@@ -1,14 +1,14 @@
 """Batched discrete runs: many models trained by GD, SGD, Adam, projected or normalized GD in one compiled program,
-returned as the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (issue 26, part 1; docs/design.md,
+returned as the :class:`gflow.FlowBatch` that :func:`gflow.solve_flows` returns (docs/design.md,
 "Batching and bucketing").
 
-The one-run step loop (gflow/discrete/_runners.py: ``advance_steps``) is vmapped over the members: each member has
+The one-run step loop of :func:`gflow.discrete.run_discrete` is vmapped over the members: each member has
 its own model, step size, minibatch key, projection and divergence thresholds; the objective is shared, or, given
 as a list or a stacked module with ``stacked_objective=True`` (as :func:`gflow.solve_flows` takes losses), vmapped
-too, one per member (a sweep's members may have other teachers or training lengths, gflow/sweep/_methods.py). A member
+too, one per member (a sweep's members may have other teachers or training lengths). A member
 that diverges, or that stops on its loss (``stop_loss``, then its own ``continue_steps``), stops alone (its row of
 the vmapped ``while_loop`` is masked from then on) while the others go on. The batch runs in a program of a bucketed
-size (gflow/stacking.py), padded with copies of member 0, split over the local devices along the batch axis. Row i
+size (:func:`gflow.stacking.bucket_size`), padded with copies of member 0, split over the local devices along the batch axis. Row i
 is the one-by-one run of member i (tests/test_discrete_batch.py).
 
 A batch is its own call (``run_gd_batch`` beside ``run_gd``, as ``solve_flows`` beside ``solve_flow``) because a
@@ -28,16 +28,22 @@ from jax.sharding import PartitionSpec
 
 from .. import stacking
 from .._checks import GflowInputError, positive_float, positive_int
-from ..flow._options import _diagnostic_functions
-from ..flow._progress import StepProgress
-from ..flow._solve import _check_model_and_loss, _validate_batch, diverge_limits, QUIET_SECONDS
-from ..models._flatten import evaluate_batch_rows
 from ..results._flow_batch import FlowBatch
 from ..results._trajectory import STATUSES
+from ..run import (
+    batch_diagnostics,
+    check_model_and_loss,
+    diagnostic_functions,
+    diverge_limits,
+    on_host,
+    QUIET_SECONDS,
+    save_steps,
+    StepProgress,
+    validate_batch,
+)
 from ._runners import (
     _chunk_targets,
     _losses,
-    _save_steps,
     _schedule_values,
     advance_steps,
     check_key,
@@ -101,7 +107,7 @@ def _check_member(loss, models0):
     """Row 0 of ``models0`` must be a model ``loss`` takes: one unstacked model passes the batch-axis check when its
     arrays share their first size, and is caught here."""
     try:
-        _check_model_and_loss(loss, stacking.take(models0, 0), "models0[0]")
+        check_model_and_loss(loss, stacking.take(models0, 0), "models0[0]")
     except GflowInputError:
         raise
     except Exception as e:  # e.g. an IndexError from a model whose arrays lost an axis
@@ -141,27 +147,47 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
                        progress: bool | str = "auto", method: str | None = None,
                        config: Mapping[str, Any] | None = None, devices=None, stacked_objective: bool = False,
                        program_size: int | None = None) -> FlowBatch:
-    """Train every model of the batch ``models0`` for ``steps`` steps in one compiled program; options as
-    :func:`gflow.discrete.run_discrete`, with per-member values:
+    """Train every model of the batch ``models0`` for ``steps`` steps in one compiled program.
 
-    - ``models0``: a stacked module (leading batch axis B, :func:`gflow.stacking.stack`) or a list of modules.
-    - ``rule``: one UpdateRule for every member, or a list of B (e.g. different step sizes).
-    - ``key``: one key, split per member (member i gets ``jax.random.split(key, B)[i]``), or B keys (shape (B,)).
-    - ``projection``: a stacked projection or a list of B (each built from its member's start).
-    - ``stop_loss``, ``continue_steps``: one value each, applied to each member on its own: a member whose loss
-      reaches ``stop_loss`` takes ``continue_steps`` more steps and then stops moving while the others go on; a
-      member that never reaches it runs to ``steps``.
-    - ``objective``: one objective shared by every member; or one per member, as a list of B objectives or, with
-      ``stacked_objective=True``, a stacked module (leading batch axis B, like the losses of
-      :func:`gflow.solve_flows`; e.g. the population losses of other teachers or training lengths, padded to one
-      shape). A stacked module is not told from one objective by its arrays, hence the flag.
-    - ``program_size``: run in a program of at least this many members (bucketed, gflow/stacking.py), as
-      :func:`gflow.solve_flows`; :func:`gflow.run_sweep` fixes it per group, so that a member gives the same bits
-      however the runs are batched or resumed.
+    Options as :func:`gflow.discrete.run_discrete` (the fields of :class:`gflow.discrete.DiscreteOptions`), with
+    per-member values where noted. A member that diverges stops alone with status ``"diverged"``.
 
-    Returns a :class:`gflow.FlowBatch`; ``batch[i]`` is the :class:`gflow.Trajectory` that
-    ``run_discrete(objective, models0[i], rule=rule_i, key=key_i, ...)`` returns (``stats["wall_time_s"]`` the
-    batch's time). A member that diverges stops alone with status ``"diverged"``.
+    Args:
+        objective: One objective shared by every member; or one per member, as a list of B objectives or, with
+            ``stacked_objective=True``, a stacked module (leading batch axis B, like the losses of
+            :func:`gflow.solve_flows`; e.g. the population losses of other teachers or training lengths, padded to
+            one shape).
+        models0: A stacked module (leading batch axis B, :func:`gflow.stacking.stack`) or a list of modules.
+        rule: One UpdateRule for every member, or a list of B (e.g. different step sizes).
+        steps: The steps to take.
+        batch_size: As :func:`gflow.discrete.run_discrete`.
+        key: One key, split per member (member i gets ``jax.random.split(key, B)[i]``), or B keys (shape (B,)).
+        shuffle: As :func:`gflow.discrete.run_discrete`.
+        projection: A stacked projection or a list of B (each built from its member's start).
+        save_at: As :func:`gflow.discrete.run_discrete`.
+        diagnostics: As :func:`gflow.discrete.run_discrete`.
+        diverge_factor: As :func:`gflow.discrete.run_discrete`, per member from its own start.
+        stop_loss: One value, applied to each member on its own: a member whose loss reaches it takes
+            ``continue_steps`` more steps and then stops moving while the others go on; a member that never reaches
+            it runs to ``steps``.
+        continue_steps: As :func:`gflow.discrete.run_discrete`.
+        progress: As :func:`gflow.discrete.run_discrete`.
+        method: As :func:`gflow.discrete.run_discrete`.
+        config: As :func:`gflow.discrete.run_discrete`.
+        devices: The devices the batch is split over (default: every local device).
+        stacked_objective: ``objective`` is a stacked module, one per member (a stacked module is not told from one
+            objective by its arrays, hence the flag).
+        program_size: Run in a program of at least this many members (bucketed, :func:`gflow.stacking.bucket_size`),
+            as :func:`gflow.solve_flows`; :func:`gflow.run_sweep` fixes it per group, so that a member gives the same
+            bits however the runs are batched or resumed.
+
+    Returns:
+        A :class:`gflow.FlowBatch` whose ``stats`` hold the members' ``steps``; ``batch[i]`` is the
+        :class:`gflow.Trajectory` that ``run_discrete(objective, models0[i], rule=rule_i, key=key_i, ...)`` returns
+        (``stats["wall_time_s"]`` the batch's time).
+
+    Raises:
+        GflowInputError: An argument is malformed, or a member's start has non-finite parameters or loss.
     """
     stop_loss, continue_steps = check_stopping(stop_loss, continue_steps)
     stopping = stopping_arrays(stop_loss, continue_steps)
@@ -179,11 +205,11 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     keys = _member_keys(key, n)
     full_loss = getattr(objective, "full_loss", objective)
     _check_member(getattr(member(0), "full_loss", member(0)), models0)
-    thetas, losses0 = _validate_batch(full_loss if stacked_objective else stacking.repeat(full_loss, n), models0)
+    thetas, losses0 = validate_batch(full_loss if stacked_objective else stacking.repeat(full_loss, n), models0)
     diverge_factor = positive_float("diverge_factor", diverge_factor)
     limits = diverge_limits(diverge_factor, thetas, losses0)
-    functions = _diagnostic_functions(diagnostics)
-    save_steps = _save_steps(save_at, steps)
+    functions = diagnostic_functions(diagnostics)
+    saved_steps = save_steps(save_at, steps)
     method = method_name(method, rules[0], batch_size, projection)
     rules_stacked = stacking.stack(rules, "rule")
     samplers = None if batch_size is None else _tree_stack(
@@ -211,7 +237,7 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     rows = [[] for _ in range(n)]  # each member's saved (step, t, θ, last step size)
     active = np.ones(n, dtype=bool)
     start = time.perf_counter()
-    for target, saved in _chunk_targets(save_steps, steps):
+    for target, saved in _chunk_targets(saved_steps, steps):
         if target > 0:
             carry = _advance_batch(carry, jnp.asarray(target, dtype=jnp.int64), objective_p, models_p, rules_p,
                                    projections_p, batch_size, shuffle, limits_p, mesh, stacked_objective, stopping)
@@ -255,7 +281,7 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall
     losses = np.full((n, width), np.nan)
     statuses, messages, stats, configs = [], [], [], []
     stop_loss, continue_steps = options["stop_loss"], options["continue_steps"]
-    models_host = jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, models0)
+    models_host = on_host(models0)
     for i, r in enumerate(rows):
         k = len(r)
         saved[i, :k] = True
@@ -284,16 +310,12 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall
     diagnostics = {"step": step_arr, "learning_rate": lrs}
     if rules[0].normalizer is not None:
         diagnostics["step_size"] = step_sizes
-    if functions:
-        diagnostics.update(evaluate_batch_rows(functions, models0, params))
+    diagnostics.update(batch_diagnostics(functions, models0, params))
     last = saved.sum(axis=1) - 1
     counts = np.asarray(taken, dtype=np.int64)
     status_codes = np.asarray([STATUSES.index(s) for s in statuses], dtype=np.int8)
-    zeros = np.zeros(n, dtype=np.int64)
     return FlowBatch(ts=ts, saved=saved, loss=losses, params=params, diagnostics=diagnostics,
-                     final_params=params[np.arange(n), last], status_codes=status_codes, steps=counts,
-                     accepted_steps=counts.copy(), rejected_steps=zeros, rejected_ascent=zeros.copy(),
-                     time_restarts=zeros.copy(), hessian_vector_products=np.full(n, -1, dtype=np.int64),
+                     final_params=params[np.arange(n), last], status_codes=status_codes, stats={"steps": counts},
                      wall_time_s=wall, config={"method": options["method"], **(options["config"] or {})},
                      _models0=models0, _messages=tuple(messages), _stats=tuple(stats), _configs=tuple(configs))
 
@@ -316,8 +338,18 @@ def _stacked_models(models0):
 
 
 def run_gd_batch(objective, models0, *, lr, steps: int, **kwargs) -> FlowBatch:
-    """:func:`gflow.discrete.run_gd` of every member of ``models0`` in one program; ``lr`` one value or schedule,
-    or B values. Options as :func:`run_discrete_batch`."""
+    """:func:`gflow.discrete.run_gd` of every member of ``models0`` in one program.
+
+    Args:
+        objective: As :func:`run_discrete_batch`.
+        models0: As :func:`run_discrete_batch`.
+        lr: One value or schedule, or B values (shape (B,)).
+        steps: The steps to take.
+        **kwargs: The options of :func:`run_discrete_batch`.
+
+    Returns:
+        The batch's :class:`gflow.FlowBatch`.
+    """
     steps = positive_int("steps", steps)
     models0, n = _stacked_models(models0)
     rule = _per_member(lambda v: gradient_descent(v, steps), lr, n)
@@ -325,15 +357,40 @@ def run_gd_batch(objective, models0, *, lr, steps: int, **kwargs) -> FlowBatch:
 
 
 def run_sgd_batch(objective, models0, *, lr, steps: int, batch_size: int, key, **kwargs) -> FlowBatch:
-    """:func:`gflow.discrete.run_sgd` of every member in one program: ``key`` one key (split per member) or B keys.
-    Options as :func:`run_discrete_batch`."""
+    """:func:`gflow.discrete.run_sgd` of every member in one program.
+
+    Args:
+        objective: As :func:`run_discrete_batch`, with minibatches.
+        models0: As :func:`run_discrete_batch`.
+        lr: One value or schedule, or B values.
+        steps: The steps to take.
+        batch_size: The minibatch size.
+        key: One key (split per member) or B keys.
+        **kwargs: The options of :func:`run_discrete_batch`.
+
+    Returns:
+        The batch's :class:`gflow.FlowBatch`.
+    """
     return run_gd_batch(objective, models0, lr=lr, steps=steps, batch_size=batch_size, key=key, **kwargs)
 
 
 def run_adam_batch(objective, models0, *, lr=1e-3, steps: int = 15_000, b1: float = 0.9, b2: float = 0.999,
                    eps: float = 1e-8, **kwargs) -> FlowBatch:
-    """:func:`gflow.discrete.run_adam` of every member in one program; ``lr`` one value or B values. Options as
-    :func:`run_discrete_batch`."""
+    """:func:`gflow.discrete.run_adam` of every member in one program.
+
+    Args:
+        objective: As :func:`run_discrete_batch`.
+        models0: As :func:`run_discrete_batch`.
+        lr: One value or B values.
+        steps: The steps to take.
+        b1: Adam's β₁.
+        b2: Adam's β₂.
+        eps: Adam's ε.
+        **kwargs: The options of :func:`run_discrete_batch`.
+
+    Returns:
+        The batch's :class:`gflow.FlowBatch`.
+    """
     steps = positive_int("steps", steps)
     models0, n = _stacked_models(models0)
     rule = _per_member(lambda v: adam(v, b1, b2, eps, steps), lr, n)
@@ -341,8 +398,19 @@ def run_adam_batch(objective, models0, *, lr=1e-3, steps: int = 15_000, b1: floa
 
 
 def run_projected_gd_batch(objective, models0, *, lr, steps: int, projection, **kwargs) -> FlowBatch:
-    """:func:`gflow.discrete.run_projected_gd` of every member in one program; ``projection`` stacked or a list of
-    B projections, each built from its member's start. Options as :func:`run_discrete_batch`."""
+    """:func:`gflow.discrete.run_projected_gd` of every member in one program.
+
+    Args:
+        objective: As :func:`run_discrete_batch`.
+        models0: As :func:`run_discrete_batch`.
+        lr: One value or schedule, or B values.
+        steps: The steps to take.
+        projection: Stacked, or a list of B projections, each built from its member's start.
+        **kwargs: The options of :func:`run_discrete_batch`.
+
+    Returns:
+        The batch's :class:`gflow.FlowBatch`.
+    """
     if projection is None:
         raise GflowInputError("`projection` is required for projected GD")
     return run_gd_batch(objective, models0, lr=lr, steps=steps, projection=projection, **kwargs)
@@ -350,9 +418,22 @@ def run_projected_gd_batch(objective, models0, *, lr, steps: int, projection, **
 
 def run_normalized_gd_batch(objective, models0, *, lr, steps: int, beta: float = 0.8, soft_const: float = 1e-6,
                             average: str = "layer_norms", **kwargs) -> FlowBatch:
-    """:func:`gflow.discrete.run_normalized_gd` of every member in one program; ``lr`` one value or schedule, or B
-    values (β, c and ``average`` shared). Options as :func:`run_discrete_batch` (``projection`` a list or stack of
-    B, e.g. ``[diagonal_projection(m) for m in starts]``; ``stop_loss``, ``continue_steps`` per member)."""
+    """:func:`gflow.discrete.run_normalized_gd` of every member in one program.
+
+    Args:
+        objective: As :func:`run_discrete_batch`.
+        models0: As :func:`run_discrete_batch`.
+        lr: One value or schedule, or B values.
+        steps: The steps to take.
+        beta: β, shared.
+        soft_const: c, shared.
+        average: What γ_k averages, shared.
+        **kwargs: The options of :func:`run_discrete_batch` (``projection`` a list or stack of B, e.g.
+            ``[diagonal_projection(m) for m in starts]``; ``stop_loss``, ``continue_steps`` per member).
+
+    Returns:
+        The batch's :class:`gflow.FlowBatch`.
+    """
     steps = positive_int("steps", steps)
     models0, n = _stacked_models(models0)
     rule = _per_member(lambda v: normalized_gradient_descent(v, beta, soft_const, average, steps), lr, n)

@@ -1,4 +1,4 @@
-"""Projections onto per-neuron constraint sets around the initialization, for projected GD (spec 003 §3).
+"""Projections onto per-neuron constraint sets around the initialization, for projected GD (seed 003's ‖·‖₂,∞-projected GD).
 
 Seed 003 keeps every neuron i inside a box for its recurrent weight, |W_ii − W_ii(0)| ≤ ρ_w/√m, and an ℓ2
 ball for its input weights, ‖U_i − U_i(0)‖ ≤ ρ_u/√m. Here a projection names the model's array (``"A"``,
@@ -84,14 +84,33 @@ class ComposedProjection(eqx.Module):
 
 
 def box_projection(model0, name: str, radius: float) -> BoxProjection:
-    """Per-entry box |θ − θ(0)| ≤ radius on ``model0.<name>`` (seed 003: W_ii, radius ρ_w/√m)."""
+    """Per-entry box |θ − θ(0)| ≤ radius on ``model0.<name>`` (seed 003: W_ii, radius ρ_w/√m).
+
+    Args:
+        model0: The start the box is centred on.
+        name: The array's field name.
+        radius: The box's half-width.
+
+    Returns:
+        The projection, a function model → model.
+    """
     center = _leaf(model0, name)
     return BoxProjection(center, jnp.asarray(positive_float("radius", radius), dtype=center.dtype), name)
 
 
 def ball_projection(model0, name: str, radius: float, neuron_axis: int = 0) -> BallProjection:
     """Per-neuron ℓ2 ball ‖θ_i − θ_i(0)‖ ≤ radius on ``model0.<name>``, neuron i indexing ``neuron_axis``
-    (seed 003: the rows U_i, radius ρ_u/√m; for a LinearRNN, rows of B are axis 0, columns of C axis 1)."""
+    (seed 003: the rows U_i, radius ρ_u/√m; for a LinearRNN, rows of B are axis 0, columns of C axis 1).
+
+    Args:
+        model0: The start the ball is centred on.
+        name: The array's field name.
+        radius: The ball's radius.
+        neuron_axis: The axis that indexes the neurons.
+
+    Returns:
+        The projection, a function model → model.
+    """
     center = _leaf(model0, name)
     valid = isinstance(neuron_axis, int) and not isinstance(neuron_axis, bool)
     if not valid or not -center.ndim <= neuron_axis < center.ndim:
@@ -106,7 +125,15 @@ def diagonal_projection(model0, name: str = "A") -> DiagonalProjection:
     Slutzky et al.'s Keras ``DiagonalConstraint`` does after each optimizer update. The step before it sees the full
     (d, d) gradient (so the normalized step's ‖∇_A L‖_F, :func:`gflow.discrete.normalized_gradient_descent`, counts
     off-diagonal entries, as theirs does); from a diagonal start the diagonal then moves as GD on the diagonal.
-    A ``LinearRNN(structure="diagonal")`` is diagonal already and needs no projection."""
+    A ``LinearRNN(structure="diagonal")`` is diagonal already and needs no projection.
+
+    Args:
+        model0: The start (its ``name`` array a square matrix).
+        name: The array's field name.
+
+    Returns:
+        The projection, a function model → model.
+    """
     value = _leaf(model0, name)
     if value.ndim != 2 or value.shape[0] != value.shape[1]:
         hint = (" (a diagonal-structure LinearRNN stores A as its eigenvalues: it needs no projection)"
@@ -117,7 +144,14 @@ def diagonal_projection(model0, name: str = "A") -> DiagonalProjection:
 
 
 def compose_projections(*projections) -> ComposedProjection:
-    """Apply box, ball and diagonal projections onto different arrays of the model one after another."""
+    """Apply box, ball and diagonal projections onto different arrays of the model one after another.
+
+    Args:
+        *projections: The projections, applied in order.
+
+    Returns:
+        Their composition, a function model → model.
+    """
     if not projections:
         raise GflowInputError("`compose_projections` needs at least one projection")
     names = [getattr(p, "name", None) for p in projections]

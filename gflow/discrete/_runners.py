@@ -2,9 +2,9 @@
 initial models as :func:`gflow.solve_flow`, returning the same :class:`gflow.Trajectory`.
 
 Time along a discrete run is t_n = Σ_{i<n} η_i: t = η·n for constant-η GD, which is the explicit Euler method
-for the flow dθ/dt = −∇L (seed 000 §3.1, seed 001 §3.2), so GD and the flow share one time axis. For Adam the same
+for the flow dθ/dt = −∇L (seed 000 eq. 3.6, seed 001 eqs. 8–10), so GD and the flow share one time axis. For Adam the same
 definition (t = n·lr at constant lr) is only a nominal axis: Adam's steps are not η·∇L. For normalized GD η_i is
-the step actually taken, lr_i / ν_i (gflow/discrete/_update_rule.py).
+the step actually taken, lr_i / ν_i (:func:`gflow.discrete.normalized_gradient_descent`).
 
 A run may stop early on its loss, as Slutzky et al. (NeurIPS 2025) train: ``stop_loss`` = ε is checked after every
 step on the full objective, and once L(θ_n) ≤ ε first holds (step n, recorded) the run takes exactly
@@ -26,12 +26,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError, one_of, positive_float, positive_int, prng_key
-from ..flow._options import _diagnostic_functions
-from ..flow._progress import StepProgress
-from ..flow._solve import _check_model_and_loss, QUIET_SECONDS
 from ..models._flatten import evaluate_rows, flatten, unflatten
 from ..objectives._empirical_loss import SHUFFLES
 from ..results._trajectory import Trajectory
+from ..run import (
+    check_model_and_loss,
+    diagnostic_functions,
+    diverge_limits,
+    QUIET_SECONDS,
+    save_steps,
+    StepProgress,
+)
 from ._schedules import as_schedule, ConstantSchedule
 from ._update_rule import adam, gradient_descent, normalized_gradient_descent, UpdateRule
 
@@ -42,29 +47,6 @@ _DIVERGED = {
     3: "the parameters (or the gradient) became non-finite",
     4: "max|θ| exceeded diverge_factor × max(max|θ0|, 1)",
 }
-
-
-def log_save_steps(steps: int, n: int) -> np.ndarray:
-    """Exactly min(n, steps + 1) distinct integer steps: 0, then log-spaced from 1 to ``steps`` (nudged apart
-    where rounding would repeat a step), so that runs of different lengths save the same number of rows."""
-    steps, n = positive_int("steps", steps), positive_int("save_at", n, minimum=2)
-    n = min(n, steps + 1)
-    logs = np.geomspace(1, steps, n - 1) if n > 2 else np.array([steps])  # geomspace(1, s, 1) would give [1]
-    s = np.concatenate([[0], np.round(logs).astype(np.int64)])
-    i = np.arange(n)
-    s = np.maximum.accumulate(s - i) + i  # strictly increasing
-    return np.minimum(s, steps - (n - 1 - i))  # and at most `steps`, ending there
-
-
-def _save_steps(save_at, steps: int) -> np.ndarray:
-    if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
-        return log_save_steps(steps, int(save_at))
-    s = np.asarray(save_at).reshape(-1)
-    if s.size == 0 or not np.issubdtype(s.dtype, np.integer):
-        raise GflowInputError("`save_at` must be a number of points or a non-empty array of integer steps")
-    if np.any(np.diff(s) < 0) or s[0] < 0 or s[-1] > steps:
-        raise GflowInputError(f"`save_at` steps must be sorted and lie in [0, steps] = [0, {steps}]")
-    return np.unique(np.append(s, steps)).astype(np.int64)  # the final state is always saved
 
 
 def _chunk_targets(save_steps: np.ndarray, steps: int):
@@ -109,8 +91,8 @@ def _flat(model):
 def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, projection, batch_size, shuffle, limits,
                   stopping=None):
     """Take steps until ``carry.step == stop``, divergence, or (``stopping`` = (stop_loss, continue_steps) arrays)
-    ``continue_steps`` steps after the full loss first fell to ``stop_loss`` (one run; vmapped for a batch,
-    gflow/discrete/_batch_runners.py)."""
+    ``continue_steps`` steps after the full loss first fell to ``stop_loss`` (one run; vmapped for a batch by
+    :func:`gflow.discrete.run_discrete_batch`)."""
     _, static, unravel = flatten(model0)
     full_loss = getattr(objective, "full_loss", objective)
 
@@ -175,48 +157,65 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
                  diverge_factor: float = 1e6, stop_loss: float | None = None, continue_steps: int | None = None,
                  progress: bool | str = "auto", method: str | None = None,
                  config: Mapping[str, Any] | None = None) -> Trajectory:
-    """Train ``model0`` for ``steps`` steps of ``rule`` (:func:`gflow.discrete.gradient_descent`,
-    :func:`gflow.discrete.adam`, :func:`gflow.discrete.normalized_gradient_descent`).
+    """Train ``model0`` for ``steps`` steps of ``rule``.
 
-    - ``objective``: a loss module ``loss(model) -> scalar`` (full batch), or, with ``batch_size``, an
-      :class:`gflow.objectives.EmpiricalLoss` (minibatches of its N sequences, ``shuffle`` ``"epoch"`` or
-      ``"with_replacement"``) or :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step); ``key``
-      (``jax.random.key``) then seeds the sampling. The saved losses are the full objective's
-      (``objective.full_loss``: the whole dataset, or the population loss for fresh sequences).
-    - ``projection``: a function model → model applied after every step of any rule (projected GD,
-      :func:`box_projection`, :func:`diagonal_projection`).
-    - ``save_at``: number of log-spaced saved steps (default 200; step 0 and the last step included) or an
-      array of integer steps; the final state is always saved.
-    - ``diverge_factor``: stop with status ``"diverged"`` (and a message naming the step) once the loss is
-      non-finite or |L| > diverge_factor × max(|L(θ0)|, 1), or θ is non-finite or max|θ| > diverge_factor ×
-      max(max|θ0|, 1); the state before the offending step is kept, never a NaN.
-    - ``stop_loss`` = ε, ``continue_steps`` = N (default 0): after every step (and its projection) the full
-      objective's loss is checked, as Slutzky et al.'s Keras callback does; at the first step n with L(θ_n) ≤ ε
-      (``stats["stop_loss_step"]``, None if never) the run goes on for exactly N more steps and stops, with status
-      ``"stopped_at_loss"``, its final state saved. ``steps`` caps the total: their protocol (at most E epochs to
-      reach ε, then N more, which their code takes whether or not ε was reached) is ``steps = E + N``. Step 0 is
-      not checked.
-    - ``progress``: ``"auto"`` prints step lines once the run has taken 5 s, ``True`` from the start.
+    The trajectory's ``ts`` are t_n = Σ_{i<n} η_i (t = η·n for constant-η GD, the explicit Euler method for the
+    flow: GD and the flow share one time axis). Many models in one compiled program:
+    :func:`gflow.discrete.run_discrete_batch` (and ``run_gd_batch``, ...). The keyword options are the fields of
+    :class:`gflow.discrete.DiscreteOptions`, and ``progress``, ``method``, ``config``.
 
-    The trajectory's ``ts`` are t_n = Σ_{i<n} η_i, ``diagnostics`` include ``"step"`` and ``"learning_rate"``
-    (η at each saved step), ``stats`` the steps taken, gradient evaluations and wall time. Many models in one
-    compiled program: :func:`gflow.discrete.run_discrete_batch` (and ``run_gd_batch``, ...).
+    Args:
+        objective: A loss module ``loss(model) -> scalar`` (full batch), or, with ``batch_size``, an
+            :class:`gflow.objectives.EmpiricalLoss` (minibatches of its N sequences) or
+            :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step). The saved losses are the
+            full objective's (``objective.full_loss``: the whole dataset, or the population loss for fresh
+            sequences).
+        model0: The start, an equinox module.
+        rule: The update rule (:func:`gflow.discrete.gradient_descent`, :func:`gflow.discrete.adam`,
+            :func:`gflow.discrete.normalized_gradient_descent`).
+        steps: The steps to take.
+        batch_size: Minibatch size (None: full batch).
+        key: A ``jax.random.key`` seeding the minibatch sampling (required with ``batch_size``).
+        shuffle: ``"epoch"`` or ``"with_replacement"``: how minibatches of a finite dataset are drawn.
+        projection: A function model → model applied after every step of any rule (projected GD:
+            :func:`box_projection`, :func:`diagonal_projection`).
+        save_at: The number of log-spaced saved steps (default 200; step 0 and the last step included) or an array
+            of integer steps; the final state is always saved.
+        diagnostics: name → function(model) (or a list of functions), evaluated at every saved step.
+        diverge_factor: Stop with status ``"diverged"`` (and a message naming the step) once the loss is non-finite
+            or |L| > diverge_factor × max(|L(θ0)|, 1), or θ is non-finite or max|θ| > diverge_factor ×
+            max(max|θ0|, 1); the state before the offending step is kept, never a NaN.
+        stop_loss: ε: after every step (and its projection) the full objective's loss is checked, as Slutzky et
+            al.'s Keras callback does; at the first step n with L(θ_n) ≤ ε (``stats["stop_loss_step"]``, None if
+            never) the run goes on for ``continue_steps`` more steps and stops, with status ``"stopped_at_loss"``,
+            its final state saved. ``steps`` caps the total: their protocol (at most E epochs to reach ε, then N
+            more, which their code takes whether or not ε was reached) is ``steps = E + N``. Step 0 is not checked.
+        continue_steps: N, the steps after ε is first reached (default 0; only with ``stop_loss``).
+        progress: ``"auto"`` prints step lines once the run has taken 5 s, True from the start, False never.
+        method: The run's ``config["method"]`` (default: named from the rule, minibatches and projection).
+        config: Entries added to the trajectory's ``config`` (winning over gflow's).
+
+    Returns:
+        A :class:`gflow.Trajectory`: ``diagnostics`` include ``"step"`` and ``"learning_rate"`` (η at each saved
+        step; ``"step_size"`` for normalized GD), ``stats`` the steps taken, gradient evaluations and wall time.
+
+    Raises:
+        GflowInputError: An argument is malformed, or the start has non-finite parameters or loss.
     """
     steps = positive_int("steps", steps)
     shuffle = check_run_inputs(objective, rule, batch_size, key, shuffle, projection)
     stop_loss, continue_steps = check_stopping(stop_loss, continue_steps)
     sampler_state = None if batch_size is None else objective.minibatch_init(check_key(key), batch_size, shuffle)
     full_loss = getattr(objective, "full_loss", objective)
-    theta0, loss0 = _check_model_and_loss(full_loss, model0)
+    theta0, loss0 = check_model_and_loss(full_loss, model0)
     if projection is not None:
         projected = _flat(projection(model0))
         if projected.shape != theta0.shape:
             raise GflowInputError("`projection` must return a model of the same structure as model0")
     diverge_factor = positive_float("diverge_factor", diverge_factor)
-    limits = jnp.asarray([diverge_factor * max(abs(loss0), 1.0),
-                          diverge_factor * max(float(jnp.max(jnp.abs(theta0))) if theta0.size else 1.0, 1.0)])
-    functions = _diagnostic_functions(diagnostics)
-    save_steps = _save_steps(save_at, steps)
+    limits = jnp.asarray(diverge_limits(diverge_factor, np.asarray(theta0)[None], np.asarray([loss0]))[0])
+    functions = diagnostic_functions(diagnostics)
+    saved_steps = save_steps(save_at, steps)
     method = method_name(method, rule, batch_size, projection)
 
     stopping = stopping_arrays(stop_loss, continue_steps)
@@ -225,7 +224,7 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     meter = StepProgress(method, steps, quiet) if progress else None
     rows, row_steps, row_ts, row_lrs = [], [], [], []
     start = time.perf_counter()
-    for target, saved in _chunk_targets(save_steps, steps):
+    for target, saved in _chunk_targets(saved_steps, steps):
         if target > 0:
             carry = _advance(carry, jnp.asarray(target, dtype=jnp.int64), objective, model0, rule, projection,
                              batch_size, shuffle, limits, stopping)
@@ -389,16 +388,39 @@ def run_description(method, rule, steps, objective, model0, batch_size, shuffle,
 
 
 def run_gd(objective, model0, *, lr, steps: int, **kwargs) -> Trajectory:
-    """Full-batch gradient descent θ ← θ − η_n ∇L(θ): ``lr`` a number (t = η·n) or a schedule
-    (:func:`gflow.discrete.multistep_schedule`, any optax schedule; t = Σ η_i). Options as :func:`run_discrete`."""
+    """Full-batch gradient descent θ ← θ − η_n ∇L(θ) (seed 000 eq. 3.6 in explicit Euler steps).
+
+    Args:
+        objective: As :func:`run_discrete`.
+        model0: As :func:`run_discrete`.
+        lr: A number (t = η·n) or a schedule (:func:`gflow.discrete.multistep_schedule`, any optax schedule;
+            t = Σ η_i).
+        steps: The steps to take.
+        **kwargs: The options of :func:`run_discrete`.
+
+    Returns:
+        The run's :class:`gflow.Trajectory`.
+    """
     return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
                         **kwargs)
 
 
 def run_sgd(objective, model0, *, lr, steps: int, batch_size: int, key, **kwargs) -> Trajectory:
     """Minibatch SGD on an :class:`gflow.objectives.EmpiricalLoss` (finite dataset) or
-    :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step), sampled from ``key``. Options as
-    :func:`run_discrete`."""
+    :class:`gflow.objectives.FreshGaussianSequences` (new sequences every step).
+
+    Args:
+        objective: The objective with minibatches.
+        model0: As :func:`run_discrete`.
+        lr: A number or a schedule, as :func:`run_gd`.
+        steps: The steps to take.
+        batch_size: The minibatch size.
+        key: A ``jax.random.key`` seeding the sampling.
+        **kwargs: The options of :func:`run_discrete`.
+
+    Returns:
+        The run's :class:`gflow.Trajectory`.
+    """
     return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
                         batch_size=batch_size, key=key, **kwargs)
 
@@ -406,15 +428,40 @@ def run_sgd(objective, model0, *, lr, steps: int, batch_size: int, key, **kwargs
 def run_adam(objective, model0, *, lr=1e-3, steps: int = 15_000, b1: float = 0.9, b2: float = 0.999,
              eps: float = 1e-8, **kwargs) -> Trajectory:
     """Adam with the papers' defaults (seed 000 App. C.1: lr 1e-3, 15 000 steps); full batch, or minibatches
-    with ``batch_size`` and ``key``. Its time axis t = Σ lr_i is nominal. Options as :func:`run_discrete`."""
+    with ``batch_size`` and ``key``. Its time axis t = Σ lr_i is nominal.
+
+    Args:
+        objective: As :func:`run_discrete`.
+        model0: As :func:`run_discrete`.
+        lr: The step size (a number or a schedule).
+        steps: The steps to take.
+        b1: Adam's β₁.
+        b2: Adam's β₂.
+        eps: Adam's ε.
+        **kwargs: The options of :func:`run_discrete`.
+
+    Returns:
+        The run's :class:`gflow.Trajectory`.
+    """
     rule = adam(lr, b1, b2, eps, positive_int("steps", steps))
     return run_discrete(objective, model0, rule=rule, steps=steps, **kwargs)
 
 
 def run_projected_gd(objective, model0, *, lr, steps: int, projection, **kwargs) -> Trajectory:
-    """Projected GD θ ← P(θ − η ∇L(θ)) (seed 003 §3(b)), ``projection`` from :func:`gflow.discrete.box_projection`,
-    :func:`gflow.discrete.ball_projection` or :func:`gflow.discrete.compose_projections`. Options as
-    :func:`run_discrete`."""
+    """Projected GD θ ← P(θ − η ∇L(θ)) (seed 003's ‖·‖₂,∞-projected GD).
+
+    Args:
+        objective: As :func:`run_discrete`.
+        model0: As :func:`run_discrete`.
+        lr: A number or a schedule, as :func:`run_gd`.
+        steps: The steps to take.
+        projection: P, from :func:`gflow.discrete.box_projection`, :func:`gflow.discrete.ball_projection` or
+            :func:`gflow.discrete.compose_projections`.
+        **kwargs: The options of :func:`run_discrete`.
+
+    Returns:
+        The run's :class:`gflow.Trajectory`.
+    """
     if projection is None:
         raise GflowInputError("`projection` is required for projected GD")
     return run_discrete(objective, model0, rule=gradient_descent(lr, positive_int("steps", steps)), steps=steps,
@@ -424,10 +471,24 @@ def run_projected_gd(objective, model0, *, lr, steps: int, projection, **kwargs)
 def run_normalized_gd(objective, model0, *, lr, steps: int, beta: float = 0.8, soft_const: float = 1e-6,
                       average: str = "layer_norms", **kwargs) -> Trajectory:
     """GD with Slutzky et al.'s normalized step θ ← θ − lr_k / (√(γ_k / (1 − β^{k+1})) + c) ∇L
-    (:func:`gflow.discrete.normalized_gradient_descent`: defaults β = 0.8, c = 1e-6 and ``average="layer_norms"``
-    are their code's). Their discrete training is this step with ``projection=diagonal_projection(model0)`` on a
-    general LinearRNN and ``stop_loss``, ``continue_steps``; minibatches with ``batch_size`` and ``key``. The time
-    axis sums the steps taken, ``diagnostics["step_size"]`` the step that led to each saved row (NaN at step 0).
-    Options as :func:`run_discrete`."""
+    (:func:`gflow.discrete.normalized_gradient_descent`).
+
+    Their discrete training is this step with ``projection=diagonal_projection(model0)`` on a general LinearRNN and
+    ``stop_loss``, ``continue_steps``; minibatches with ``batch_size`` and ``key``. The time axis sums the steps
+    taken, ``diagnostics["step_size"]`` the step that led to each saved row (NaN at step 0).
+
+    Args:
+        objective: As :func:`run_discrete`.
+        model0: As :func:`run_discrete`.
+        lr: lr_k, a number or a schedule.
+        steps: The steps to take.
+        beta: β (their code's 0.8).
+        soft_const: c (their code's 1e-6).
+        average: What γ_k averages (their code's ``"layer_norms"``).
+        **kwargs: The options of :func:`run_discrete`.
+
+    Returns:
+        The run's :class:`gflow.Trajectory`.
+    """
     rule = normalized_gradient_descent(lr, beta, soft_const, average, positive_int("steps", steps))
     return run_discrete(objective, model0, rule=rule, steps=steps, **kwargs)

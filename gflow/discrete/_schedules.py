@@ -15,7 +15,7 @@ from .._checks import GflowInputError, positive_float
 
 
 class ConstantSchedule(eqx.Module):
-    """η_n = η: plain GD, the explicit Euler method for the gradient flow with t = η·n (seed 000 §3.1)."""
+    """η_n = η: plain GD, the explicit Euler method for the gradient flow with t = η·n (seed 000 eq. 3.6)."""
 
     value: jax.Array
 
@@ -39,7 +39,16 @@ class MultiStepSchedule(eqx.Module):
 
 
 def multistep_schedule(lr: float, milestones, gamma: float = 0.1) -> MultiStepSchedule:
-    """η_0 = ``lr`` multiplied by ``gamma`` at each of the strictly increasing, positive integer ``milestones``."""
+    """η_0 = ``lr`` multiplied by ``gamma`` at each of the strictly increasing, positive integer ``milestones``.
+
+    Args:
+        lr: η_0.
+        milestones: The steps at which η is multiplied by ``gamma``.
+        gamma: The factor.
+
+    Returns:
+        The schedule, step → η.
+    """
     lr, gamma = positive_float("lr", lr), positive_float("gamma", gamma)
     m = np.asarray(milestones)
     if m.size == 0:

@@ -42,8 +42,15 @@ class UpdateState(eqx.Module):
 
 
 class UpdateRule(eqx.Module):
-    """θ ← θ − (η_n / ν_n) · direction(∇L); ``schedule`` maps the step n to η_n, ``normalizer`` (optional) the
-    gradient to ν_n (1 without one)."""
+    """θ ← θ − (η_n / ν_n) · direction(∇L).
+
+    Attributes:
+        schedule: Maps the step n to η_n.
+        direction: An optax transformation: the gradient (and its state) to the step's direction.
+        name: The rule's name (``"gd"``, ``"adam"``, ``"normalized_gd"``).
+        hyperparameters: What the run's ``config`` records of it.
+        normalizer: Maps the gradient to ν_n (None: 1).
+    """
 
     schedule: Any
     direction: optax.GradientTransformation = eqx.field(static=True)
@@ -78,14 +85,33 @@ def _adam_direction(b1: float, b2: float, eps: float) -> optax.GradientTransform
 
 
 def gradient_descent(lr, steps: int = 1) -> UpdateRule:
-    """GD (or SGD on minibatches) with step size ``lr``: a number or a schedule step → η."""
+    """GD (or SGD on minibatches) with step size ``lr``: a number or a schedule step → η.
+
+    Args:
+        lr: The step size, a number or a schedule step → η.
+        steps: The run's steps (to check a schedule against).
+
+    Returns:
+        The :class:`UpdateRule`.
+    """
     schedule, _ = as_schedule(lr, steps)
     return UpdateRule(schedule, _IDENTITY, "gd")
 
 
 def adam(lr=1e-3, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, steps: int = 1) -> UpdateRule:
     """Adam (Kingma & Ba 2015) as ``optax.adam``; defaults are the papers' (seed 000 App. C.1: lr 1e-3; Keras
-    and optax defaults b1 0.9, b2 0.999, eps 1e-8)."""
+    and optax defaults b1 0.9, b2 0.999, eps 1e-8).
+
+    Args:
+        lr: The step size, a number or a schedule step → η.
+        b1: β₁.
+        b2: β₂.
+        eps: ε.
+        steps: The run's steps (to check a schedule against).
+
+    Returns:
+        The :class:`UpdateRule`.
+    """
     schedule, _ = as_schedule(lr, steps)
     for name, b in (("b1", b1), ("b2", b2)):
         if not 0.0 <= float(b) < 1.0:
@@ -130,13 +156,23 @@ def normalized_gradient_descent(lr, beta: float = 0.8, soft_const: float = 1e-6,
 
     - ``"layer_norms"`` (default, their code): Σ_W ‖∇_W L‖_F over the model's trained arrays (A, B, C of a
       LinearRNN; Frozen layers are not trained), a sum of Frobenius norms, *not* squared.
-    - ``"squared_norm"`` (our issue's reading, "lr / (√(EMA of ‖∇L‖²) + c)"): ‖∇L‖² over all parameters.
+    - ``"squared_norm"`` (the reading "lr / (√(EMA of ‖∇L‖²) + c)" of their prose): ‖∇L‖² over all parameters.
 
     Defaults β = 0.8 and c = 1e-6 are their train.py's. Their g_k is the full training set's gradient (the
     scheduler's ``set_examples``); here it is the gradient the step uses, the same for full-batch runs (theirs are
     full batch). The step size η_k / ν_k is data-dependent, so the run's time axis t_n = Σ_{k<n} η_k / ν_k sums the
     steps actually taken. A projection (:func:`gflow.discrete.diagonal_projection`) measures nothing: g_k is the
     gradient before it, as in their Keras constraint.
+
+    Args:
+        lr: η_k, a number or a schedule.
+        beta: β.
+        soft_const: c.
+        average: ``"layer_norms"`` or ``"squared_norm"``: what g_k is.
+        steps: The run's steps (to check a schedule against).
+
+    Returns:
+        The :class:`UpdateRule`.
     """
     schedule, _ = as_schedule(lr, steps)
     try:

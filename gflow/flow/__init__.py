@@ -1,6 +1,7 @@
 """Gradient flow dθ/dt = −∇L(θ) as a stiff ODE: :func:`solve_flow` and its batched form :func:`solve_flows`, the
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (docs/design.md, "Integrators")."""
 
+from ..run import log_save_times as log_save_times
 from ._descent import (
     DescentController as DescentController,
     loss_rounding as loss_rounding,
@@ -13,14 +14,13 @@ from ._gradient_flow_solver import (
 from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,
-    log_save_times as log_save_times,
     register_solver as register_solver,
     SOLVE_OPTIONS as SOLVE_OPTIONS,
     SolveOptions as SolveOptions,
     SOLVER_REGISTRY as SOLVER_REGISTRY,
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
-from ._outcome import IntegratorOutput as IntegratorOutput
+from ._problem import FlowProblem as FlowProblem, IntegratorOutput as IntegratorOutput
 from ._rodas import RODAS5P as RODAS5P, RodasGradientFlow as RodasGradientFlow, RodasTableau as RodasTableau
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,

@@ -66,10 +66,19 @@ LOSS_RTOL_POWER = 0.5  # the residual-space control resolves L to rtol ** LOSS_R
 
 
 class DescentController(diffrax.AbstractAdaptiveStepSizeController):
-    """A diffrax controller wrapping ``controller`` with the descent guard and, when ``resolve_loss``, the
-    residual-space error control of the gradient flow ``term`` (module docstring); every step lands on each of
-    ``step_ts`` it would cross. Its state ends with the number of steps rejected for an ascent, read by
-    :func:`rejected_ascent`."""
+    """A diffrax controller with the descent guard.
+
+    It wraps ``controller`` with the descent guard and, when ``resolve_loss``, the residual-space error control of
+    the gradient flow ``term`` (module docstring); every step lands on each of ``step_ts`` it would cross. Its state
+    ends with the number of steps rejected for an ascent, read by :func:`rejected_ascent`.
+
+    Attributes:
+        controller: The adaptive diffrax controller it wraps.
+        term: The gradient flow's term.
+        resolve_loss: Measure the local error in residual space too.
+        theta_reference: The flow's θ0 when the solve continues it from a later state (None: the start).
+        step_ts: The times every step lands on.
+    """
 
     controller: diffrax.AbstractAdaptiveStepSizeController
     term: Any  # gflow.flow.GradientFlowTerm (a sum of squares when resolve_loss)
@@ -181,7 +190,16 @@ def rejected_ascent(controller_state) -> jax.Array:
 def loss_rounding(loss, model, model0=None) -> float:
     """ε(θ) at ``model``: the bound on the rounding error of evaluating ``loss`` there that the descent guard uses
     (module docstring; the guard lets L rise by ε(θ_n) + ε(θ_{n+1}) at most). ``model0``: the flow's start, which
-    sizes the bound of a sum of squares that does not declare its labels (default: ``model``)."""
+    sizes the bound of a sum of squares that does not declare its labels (default: ``model``).
+
+    Args:
+        loss: The loss.
+        model: Where to evaluate the bound.
+        model0: The flow's start.
+
+    Returns:
+        ε(θ).
+    """
     from ..models._flatten import flatten
 
     return float(loss_rounding_along(loss, model if model0 is None else model0, flatten(model)[0][None])[0])
@@ -189,7 +207,16 @@ def loss_rounding(loss, model, model0=None) -> float:
 
 def loss_rounding_along(loss, model0, params) -> np.ndarray:
     """ε(θ) (:func:`loss_rounding`) at every row of ``params`` (S, n), flat parameter vectors of ``model0``'s
-    structure (a trajectory's ``params``), in one compiled call."""
+    structure (a trajectory's ``params``), in one compiled call.
+
+    Args:
+        loss: The loss.
+        model0: The flow's start (the structure of ``params``).
+        params: (S, n) flat parameter vectors.
+
+    Returns:
+        (S,) ε(θ) at each row.
+    """
     return np.asarray(_rounding_rows(loss, model0, jnp.asarray(params)))
 
 

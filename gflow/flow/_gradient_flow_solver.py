@@ -17,13 +17,14 @@ STOCK_EVALUATIONS_PER_STEP: dict[type, int] = {diffrax.Tsit5: 6, diffrax.Dopri5:
 
 class AbstractGradientFlowSolver(diffrax.AbstractAdaptiveSolver):
     """A diffrax solver written for gradient flows of sums of squares (:class:`GaussNewtonRosenbrock`,
-    :class:`RodasGradientFlow`), which declares its work:
+    :class:`RodasGradientFlow`), which declares its work; :meth:`for_rtol` gives the solver whose inner tolerances
+    follow the solve's (traced) rtol.
 
-    - ``evaluations_per_step``, ``linear_solves_per_step``: new gradient evaluations and linear solves per attempted
-      step (``stats["gradient_evaluations"]``, ``stats["linear_solves"]``);
-    - ``counts_hessian_vector_products``: whether its state counts Hessian-vector products over the accepted steps,
-      read by :meth:`hessian_vector_products` from the final solver state (then saved by the solve);
-    - :meth:`for_rtol`: the solver whose inner tolerances follow the solve's (traced) rtol.
+    Attributes:
+        evaluations_per_step: New gradient evaluations per attempted step (``stats["gradient_evaluations"]``).
+        linear_solves_per_step: Linear solves per attempted step (``stats["linear_solves"]``).
+        counts_hessian_vector_products: Whether its state counts Hessian-vector products over the accepted steps,
+            read by :meth:`hessian_vector_products` from the final solver state (then saved by the solve).
     """
 
     evaluations_per_step: AbstractClassVar[int]

@@ -1,4 +1,5 @@
-"""Progress meters: for flows, on a logarithmic time axis; for discrete runs, by steps.
+"""The progress meter of a flow, on a logarithmic time axis (a discrete run's progress lines:
+:class:`gflow.run.StepProgress`).
 
 Gradient flows are integrated to t = 1e6 or 1e7 while most of the work happens early, so a linear percentage
 (diffrax's TextProgressMeter) sits at 0 % for most of the run. :class:`LogTimeProgressMeter` prints t and log-time
@@ -130,25 +131,3 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
     def close(self, state):
         total = _flows(state)
         jax.debug.callback(_print_end, self.t1, eqxi.unvmap_max(state.steps), total)
-
-
-class StepProgress:
-    """Progress lines for a discrete run (GD, SGD, Adam), printed from the host between compiled chunks of
-    steps: nothing during the first ``quiet_seconds``, then at most one line every ``every_seconds``."""
-
-    def __init__(self, label: str, total_steps: int, quiet_seconds: float, every_seconds: float = 2.0):
-        self.label, self.total = label, total_steps
-        self.quiet, self.every = quiet_seconds, every_seconds
-        self.start = time.perf_counter()
-        self.last = -float("inf")
-        self.printed = False
-
-    def update(self, step: int, t: float, final: bool = False) -> None:
-        """Report ``step`` if due; ``final=True`` reports the end of a run that has reported before."""
-        now = time.perf_counter()
-        elapsed = now - self.start
-        due = now - self.last >= self.every and elapsed >= self.quiet
-        if (final and self.printed) or (due and not final):
-            self.last, self.printed = now, True
-            print(f"  [{self.label} +{elapsed:6.1f}s] step {step} / {self.total} ({100 * step / self.total:5.1f}%), "
-                  f"t = {t:.4g}", flush=True)

@@ -1,5 +1,5 @@
 """Slots that refill: many flows through a compiled program of a fixed number of slots, a finished flow's slot taking
-the next pending flow (issue 26, part 3; docs/design.md, "Batching and bucketing").
+the next pending flow (docs/design.md, "Batching and bucketing").
 
 A lock-step batch (``jax.vmap`` of ``diffrax.diffeqsolve``) runs until its slowest member is done: its cost is the
 batch's largest step count times its size. Here the integration loop is written out (it is diffrax's loop, restricted
@@ -42,21 +42,30 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from diffrax._root_finder import use_stepsize_tol  # diffeqsolve fills these in: so do we
-from diffrax._term import WrapTerm  # diffeqsolve wraps terms in it: the solvers see them as there
+
+# Two of diffrax's private names, which its public API does not offer (diffrax 0.7): diffeqsolve wraps the terms in
+# WrapTerm (the direction of integration) before any solver sees them, and fills in an implicit solver's root-finder
+# tolerances marked use_stepsize_tol from the controller. This loop stands in for diffeqsolve's, so it must do the same
+# for the solvers to compute what they compute there. Besides these, the loop keeps a flow's final diffrax.RESULTS
+# as its integer code (equinox's ``EnumerationItem._value``) so that it can be stored in an array; the rest is diffrax's
+# public solver and controller interface (init, step, adapt_step_size, wrap, interpolation_cls).
+from diffrax._root_finder import use_stepsize_tol
+from diffrax._term import WrapTerm
 
 from .._checks import GflowInputError
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
 from ._descent import rejected_ascent
 from ._gradient_flow_solver import hessian_vector_products
-from ._outcome import IntegratorOutput, stops
+from ._options import FlowSetup
+from ._problem import FlowProblem, IntegratorOutput
 from ._step_control import guarded_controller, solver_for_rtol
+from ._stopping import stops
 from ._term import GradientFlowTerm
 
 ITERATIONS_PER_CALL = 2_000  # loop steps per compiled call: between calls the host reports progress
 REFILL_FRACTION = 16  # refill when 1/REFILL_FRACTION of the slots are waiting (or none is running)
-# Saves one step can make: steps land on every save time (gflow/flow/_step_control.py), so with distinct save times
+# Saves one step can make: steps land on every save time (the descent guard steps onto them), so with distinct save times
 # a step saves at most its end, plus t0 on the first step, or the last two times when diffrax stretches a step ending
 # within 100 ulps of t1 to t1 (integrate_refilling removes repeated times and refuses grids that need more)
 SAVES_PER_STEP = 2
@@ -87,7 +96,7 @@ class _Saves(eqx.Module):
     ys: jax.Array
 
 
-class _Problem(eqx.Module):
+class _Stepper(eqx.Module):
     """What the loop needs of one flow besides its state: the term, solver and guarded controller built from its
     loss and atol, and its stopping rule. Built inside the trace, per slot."""
 
@@ -98,22 +107,24 @@ class _Problem(eqx.Module):
     watch_loss: bool = eqx.field(static=True)
 
     def stops(self, y, stop_loss):
-        """gflow's stopping event (gflow/flow/_outcome.py ``stops``)."""
+        """gflow's stopping event (the one the lock-step solve checks)."""
         return stops(self.terms.term, y, self.diverge[0], self.diverge[1], stop_loss, self.watch_loss)
 
 
-def _problem(loss, atol, diverge, static, unravel, solver, controller, rtol, ts, watch_loss, resolve_loss):
+def _stepper(problem: FlowProblem, loss, atol, diverge, static, unravel) -> _Stepper:
     term = GradientFlowTerm(loss, static, unravel)
     # diffeqsolve wraps the terms and the controller in the direction of integration (+1 here): so do we, so that
     # the solvers and the controller see exactly what they see there
-    controller = guarded_controller(controller, rtol, atol, term, resolve_loss, None, ts).wrap(1)
-    return _Problem(terms=WrapTerm(term, 1), solver=_with_stepsize_tolerances(solver_for_rtol(solver, rtol), controller),
-                    controller=controller, diverge=diverge, watch_loss=watch_loss)
+    controller = guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss, None,
+                                    problem.ts).wrap(1)
+    solver = _with_stepsize_tolerances(solver_for_rtol(problem.solver, problem.rtol), controller)
+    return _Stepper(terms=WrapTerm(term, 1), solver=solver, controller=controller, diverge=diverge,
+                    watch_loss=problem.watch_loss)
 
 
 def _with_stepsize_tolerances(solver, controller):
     """An implicit solver whose root finder takes its tolerances from the step-size controller (``use_stepsize_tol``),
-    with them filled in, as diffeqsolve does (diffrax/_integrate.py)."""
+    with them filled in, as ``diffrax.diffeqsolve`` does."""
     if not isinstance(solver, diffrax.AbstractImplicitSolver):
         return solver
     names = [n for n in ("rtol", "atol", "norm") if getattr(solver.root_finder, n) is use_stepsize_tol]
@@ -123,7 +134,7 @@ def _with_stepsize_tolerances(solver, controller):
                        tuple(getattr(controller, n) for n in names))
 
 
-def _start(problem: _Problem, theta0, t0, t1, stop_loss) -> _Flow:
+def _start(problem: _Stepper, theta0, t0, t1, stop_loss) -> _Flow:
     """diffeqsolve's initial state (dt0 None: the controller picks the first step)."""
     error_order = problem.solver.error_order(problem.terms)
     tnext, controller_state = problem.controller.init(problem.terms, t0, t1, theta0, None, None, problem.solver.func,
@@ -146,8 +157,8 @@ def _running(flow: _Flow, t1, max_steps: int):
     return (flow.tprev < t1) & (flow.result == diffrax.RESULTS.successful) & (flow.steps < max_steps)
 
 
-def _advance(problem: _Problem, flow: _Flow, t1, t1_clip_floor, save_ts, stop_loss, go) -> tuple[_Flow, _Saves]:
-    """One iteration of diffrax's loop body (diffrax/_integrate.py ``loop.body_fun``) for gflow's solves: the new
+def _advance(problem: _Stepper, flow: _Flow, t1, t1_clip_floor, save_ts, stop_loss, go) -> tuple[_Flow, _Saves]:
+    """One iteration of the loop body of ``diffrax.diffeqsolve`` for gflow's solves: the new
     state and what the step saved. ``go`` False: the caller discards the step, and it saves nothing."""
     solver, terms = problem.solver, problem.terms
     # made_jump is always False: gflow's controllers make no jumps (a PIDController returns a constant False, which
@@ -265,17 +276,14 @@ def _set_rows(tree, rows, values):
 
 
 class _Spec(eqx.Module):
-    """What is fixed for a refill program: the model's structure, the solver and controller, and the sizes."""
+    """What is fixed for a refill program: the solve's problem (its save grid the distinct save times), the model's
+    structure, and the sizes."""
 
+    problem: FlowProblem
     unravel: object = eqx.field(static=True)
-    solver: object = None
-    controller: object = None
     n_slots: int = eqx.field(static=True, default=1)
     refill_group: int = eqx.field(static=True, default=1)
     n_saves: int = eqx.field(static=True, default=0)
-    max_steps: int = eqx.field(static=True, default=1)
-    watch_loss: bool = eqx.field(static=True, default=False)
-    resolve_loss: bool = eqx.field(static=True, default=True)
 
 
 class _Flows(eqx.Module):
@@ -290,44 +298,42 @@ class _Flows(eqx.Module):
     count: jax.Array  # how many rows are real flows (the rest pad the program to a bucketed size and never run)
 
 
-def _problem_of(spec: _Spec, shared, loss, static, atol, diverge) -> _Problem:
-    _, _, ts, rtol, _ = shared
-    return _problem(loss, atol, diverge, static, spec.unravel, spec.solver, spec.controller, rtol, ts,
-                    spec.watch_loss, spec.resolve_loss)
+def _stepper_of(spec: _Spec, loss, static, atol, diverge) -> _Stepper:
+    return _stepper(spec.problem, loss, atol, diverge, static, spec.unravel)
 
 
-def _ended(spec: _Spec, shared, state: _Flow):
-    return ~_running(state, shared[1], spec.max_steps)  # elementwise: works on a stacked state
+def _ended(spec: _Spec, state: _Flow):
+    return ~_running(state, spec.problem.t1, spec.problem.max_steps)  # elementwise: works on a stacked state
 
 
-def _load(spec: _Spec, shared, flows: _Flows, rows) -> _Slots:
+def _load(spec: _Spec, flows: _Flows, rows) -> _Slots:
     """Slots holding flows ``rows`` (clipped into range), at their initial states."""
-    t0, t1, _, _, stop_loss = shared
+    t0, t1, stop_loss = spec.problem.t0, spec.problem.t1, spec.problem.stop_loss
     rows = jnp.clip(rows, 0, flows.thetas.shape[0] - 1)
     loss, static = take(flows.losses, rows), take(flows.statics, rows)
     atol, diverge = flows.atols[rows], flows.diverges[rows]
 
     def one(loss, static, theta0, atol, diverge):
-        return _start(_problem_of(spec, shared, loss, static, atol, diverge), theta0, t0, t1, stop_loss)
+        return _start(_stepper_of(spec, loss, static, atol, diverge), theta0, t0, t1, stop_loss)
 
     state = eqx.filter_vmap(one)(loss, static, flows.thetas[rows], atol, diverge)
     return _Slots(flow=rows, loss=loss, static=static, atol=atol, diverge=diverge, state=state,
-                  waiting=_ended(spec, shared, state))
+                  waiting=_ended(spec, state))
 
 
-def _initial_loop(spec: _Spec, shared, flows: _Flows) -> _Loop:
+def _initial_loop(spec: _Spec, flows: _Flows) -> _Loop:
     n, first = flows.thetas.shape[0], jnp.arange(spec.n_slots)
     holds = first < flows.count
-    slots = _load(spec, shared, flows, first)
+    slots = _load(spec, flows, first)
     slots = eqx.tree_at(lambda s: (s.flow, s.waiting), slots, (jnp.where(holds, first, -1), holds & slots.waiting))
-    one = jax.eval_shape(lambda: _final(spec.solver, _take_rows(slots.state, 0), shared[1]))
+    one = jax.eval_shape(lambda: _final(spec.problem.solver, _take_rows(slots.state, 0), spec.problem.t1))
     final = jax.tree_util.tree_map(lambda x: jnp.zeros((n,) + x.shape, x.dtype), one)
     rows = spec.n_saves + 1
     return _Loop(slots=slots, ts=jnp.full((n, rows), jnp.inf), ys=jnp.full((n, rows, flows.thetas.shape[1]), jnp.inf),
                  final=final, next_flow=jnp.minimum(jnp.asarray(spec.n_slots), flows.count), iterations=jnp.array(0))
 
 
-def _refill(spec: _Spec, shared, flows: _Flows, loop: _Loop) -> _Loop:
+def _refill(spec: _Spec, flows: _Flows, loop: _Loop) -> _Loop:
     """When due: write the final state and statistics of up to ``refill_group`` waiting slots, and load the next
     pending flows into them. Every write is a scatter whose rows are out of range when nothing is due, and only the
     loading of new flows (small) is conditional: a ``lax.cond`` over the loop's buffers would copy them every step
@@ -342,12 +348,12 @@ def _refill(spec: _Spec, shared, flows: _Flows, loop: _Loop) -> _Loop:
     target = jnp.where(valid, slots.flow[at], n)
     ts = loop.ts.at[target, done.save_index].set(done.tprev, mode="drop")
     ys = loop.ys.at[target, done.save_index].set(done.y, mode="drop")
-    final = _set_rows(loop.final, target, eqx.filter_vmap(lambda f: _final(spec.solver, f, shared[1]),
+    final = _set_rows(loop.final, target, eqx.filter_vmap(lambda f: _final(spec.problem.solver, f, spec.problem.t1),
                                                           in_axes=_slot_axis)(done))
     new = loop.next_flow + jnp.cumsum(valid) - 1
     loads = valid & (new < flows.count)
-    shape = eqx.filter_eval_shape(_load, spec, shared, flows, new)
-    loaded = jax.lax.cond(jnp.any(loads), lambda: _load(spec, shared, flows, new),
+    shape = eqx.filter_eval_shape(_load, spec, flows, new)
+    loaded = jax.lax.cond(jnp.any(loads), lambda: _load(spec, flows, new),
                           lambda: jax.tree_util.tree_map(
                               lambda x: jnp.zeros(x.shape, x.dtype) if isinstance(x, jax.ShapeDtypeStruct) else x, shape))
     slots = _set_rows(slots, jnp.where(loads, picked, none), eqx.tree_at(lambda s: s.flow, loaded, new))
@@ -358,10 +364,10 @@ def _refill(spec: _Spec, shared, flows: _Flows, loop: _Loop) -> _Loop:
                  iterations=loop.iterations)
 
 
-def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
+def _run(spec: _Spec, flows: _Flows, loop: _Loop, iterations) -> _Loop:
     """Up to ``iterations`` more iterations of one device's loop: refill when due, then one step of every running
     slot, its saves written straight into the flow's rows."""
-    _, t1, ts, _, stop_loss = shared
+    t1, ts, stop_loss = spec.problem.t1, spec.problem.ts, spec.problem.stop_loss
     t1_clip_floor = t1
     for _ in range(100):  # diffrax: a step ending within 100 ulps of t1 is stretched to t1
         t1_clip_floor = jnp.nextafter(t1_clip_floor, -jnp.inf)
@@ -372,11 +378,11 @@ def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
         return jnp.any(loop.slots.flow >= 0) & (loop.iterations < limit)
 
     def one(loss, static, atol, diverge, state, go):
-        return _advance(_problem_of(spec, shared, loss, static, atol, diverge), state, t1, t1_clip_floor, ts,
+        return _advance(_stepper_of(spec, loss, static, atol, diverge), state, t1, t1_clip_floor, ts,
                         stop_loss, go)
 
     def body(loop):
-        loop = _refill(spec, shared, flows, loop)
+        loop = _refill(spec, flows, loop)
         slots = loop.slots
         # every slot steps, the ones not running discarding theirs (a lax.cond to skip the step when nothing runs
         # would copy the state)
@@ -385,8 +391,7 @@ def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
                                                                   slots.state, go)
         owner = jnp.broadcast_to(jnp.where(go, slots.flow, n)[:, None], saves.rows.shape)
         state = _where_rows(go, stepped, slots.state)
-        slots = eqx.tree_at(lambda s: (s.state, s.waiting), slots, (state, slots.waiting | (go & _ended(spec, shared,
-                                                                                                     state))))
+        slots = eqx.tree_at(lambda s: (s.state, s.waiting), slots, (state, slots.waiting | (go & _ended(spec, state))))
         return _Loop(slots=slots, ts=loop.ts.at[owner, saves.rows].set(saves.ts, mode="drop"),
                      ys=loop.ys.at[owner, saves.rows].set(saves.ys, mode="drop"), final=loop.final,
                      next_flow=loop.next_flow, iterations=loop.iterations + 1)
@@ -396,19 +401,19 @@ def _run(spec: _Spec, shared, flows: _Flows, loop: _Loop, iterations) -> _Loop:
 
 @eqx.filter_jit
 def _initial(fixed):
-    spec, shared, flows = fixed
-    return _initial_loop(spec, shared, flows)
+    spec, flows = fixed
+    return _initial_loop(spec, flows)
 
 
 @eqx.filter_jit(donate="all-except-first")
 def _continue(fixed, loop, iterations):
-    spec, shared, flows = fixed
-    return _run(spec, shared, flows, loop, iterations)
+    spec, flows = fixed
+    return _run(spec, flows, loop, iterations)
 
 
 def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
-    """The integrator's outputs of ``flows`` (as gflow/flow/_solve.py ``_integrate_one`` returns them): the row at
-    t0 is θ0 itself, and L at every saved row."""
+    """The integrator's outputs of ``flows`` (as the lock-step solve returns them): the row at t0 is θ0 itself, and
+    L at every saved row."""
 
     def one(loss, static, theta0, ts, ys, fin):
         term = GradientFlowTerm(loss, static, spec.unravel)
@@ -444,19 +449,35 @@ def loading_order(thetas: np.ndarray) -> np.ndarray:
     return np.argsort(np.sqrt(np.mean(np.asarray(thetas) ** 2, axis=1)), kind="stable")
 
 
-def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, slots_per_device: int, devices,
-                        watch_loss: bool, resolve_loss: bool, progress=None) -> IntegratorOutput:
-    """Integrate the flows of a stacked batch through ``slots_per_device`` refilling slots on each of ``devices``:
-    the flows in :func:`loading_order`, dealt round-robin to the devices (each device's rows padded to a bucketed
-    size; padding rows never run). Returns the integrator's outputs as numpy arrays with a leading flow axis, in the
-    batch's order (``time_restarts`` unset). ``progress(done, total, elapsed)``: called between compiled calls."""
+def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, diverge, setup: FlowSetup,
+                        slots_per_device: int, devices, progress=None) -> IntegratorOutput:
+    """Integrate the flows of a stacked batch through refilling slots.
+
+    The flows go in :func:`loading_order`, dealt round-robin to the devices (each device's rows padded to a bucketed
+    size; padding rows never run).
+
+    Args:
+        problem: What the flows share.
+        losses: The stacked losses.
+        models0: The stacked starts.
+        thetas: θ0 of every flow, (B, n).
+        atols: Every flow's atol, (B,).
+        diverge: Every flow's divergence limits, (B, 2).
+        setup: The solve's checked options (its save times and time span).
+        slots_per_device: The slots of each device's program.
+        devices: The devices.
+        progress: ``progress(done, total, elapsed)``, called between compiled calls.
+
+    Returns:
+        The integrator's outputs as numpy arrays with a leading flow axis, in the batch's order (``time_restarts``
+        unset).
+    """
     _, _, unravel = flatten(take(models0, 0))
-    statics = eqx.partition(models0, eqx.is_inexact_array)[1]  # each flow's own (gflow/models/_flatten.py)
+    statics = eqx.partition(models0, eqx.is_inexact_array)[1]  # each flow's own (the arrays θ does not hold)
     save_ts, repeats = distinct_save_times(setup.ts, setup.t0, setup.t1)
-    shared = (shared[0], shared[1], jnp.asarray(save_ts), *shared[3:])
-    spec = _Spec(unravel=unravel, solver=setup.solver, controller=setup.controller,
-                 n_slots=slots_per_device, refill_group=refill_group(slots_per_device), n_saves=len(save_ts),
-                 max_steps=setup.max_steps, watch_loss=watch_loss, resolve_loss=resolve_loss)
+    problem = eqx.tree_at(lambda p: p.ts, problem, jnp.asarray(save_ts))
+    spec = _Spec(problem=problem, unravel=unravel, n_slots=slots_per_device,
+                 refill_group=refill_group(slots_per_device), n_saves=len(save_ts))
     n, order = int(thetas.shape[0]), loading_order(thetas)
     dealt = [order[d::len(devices)] for d in range(len(devices))]
     per = bucket_size(len(dealt[0]))  # rows per device: nearby batch sizes share a program
@@ -468,7 +489,7 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
                                       atols=jnp.asarray(atols[rows], dtype=jnp.float64),
                                       diverges=jnp.asarray(diverge[rows], dtype=jnp.float64),
                                       count=jnp.asarray(len(mine))), device)
-        fixed = (spec, jax.device_put(shared, device), flows)
+        fixed = (eqx.tree_at(lambda s: s.problem.times(), spec, jax.device_put(problem.times(), device)), flows)
         programs.append([fixed, _initial(fixed)])
     started = time.perf_counter()
     while True:
@@ -480,8 +501,8 @@ def integrate_refilling(losses, models0, thetas, atols, diverge, setup, shared, 
         if progress is not None:
             progress(sum(int(p[1].next_flow) for p in programs) - remaining, n, time.perf_counter() - started)
     result = None
-    for mine, ((spec_, shared_, flows), loop) in zip(dealt, programs):
-        out = [np.asarray(x)[:len(mine)] for x in _outputs_jit(spec_, flows, loop, shared_[0])[:-1]]
+    for mine, ((spec_, flows), loop) in zip(dealt, programs):
+        out = [np.asarray(x)[:len(mine)] for x in _outputs_jit(spec_, flows, loop, spec_.problem.t0)[:-1]]
         if result is None:
             result = [np.empty((n,) + x.shape[1:], x.dtype) for x in out]
         for whole, part in zip(result, out):

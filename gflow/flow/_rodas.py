@@ -1,6 +1,6 @@
 """A fifth-order Rosenbrock method for gradient flows of sums of squares: Rodas5P with the exact Jacobian.
 
-ROS34PW2 (gflow/flow/_rosenbrock.py) is a W-method: it keeps its order 3 with the Gauss–Newton Jacobian −2JᵀJ,
+ROS34PW2 (:class:`GaussNewtonRosenbrock`) is a W-method: it keeps its order 3 with the Gauss–Newton Jacobian −2JᵀJ,
 which drops Σ r_j ∇²r_j. A classical Rosenbrock method of higher order needs the exact Jacobian of the flow,
 −∇²L, in its linear systems
 
@@ -113,18 +113,21 @@ class RodasInterpolation(diffrax.AbstractLocalInterpolation):
 class RodasGradientFlow(GaussNewtonRosenbrock):
     """Rodas5P for a gradient flow of L = ‖r‖², with the exact Jacobian (module docstring).
 
-    - ``linear_rtol``: a stage's Richardson iteration stops when its correction (RMS) is below this times
-      max(RMS y, RMS k): relative to the state, as the step's error is (the last stages are error-sized, so a
-      criterion relative to the stage itself would solve them to far below the tolerance); None (default):
-      ``LINEAR_RTOL_PER_RTOL`` × the solve's rtol (traced: :meth:`for_rtol`, so a new rtol does not compile a
-      new program). ``linear_max_iterations``
-      caps it (a step whose iteration did not converge gets an infinite error estimate, so the controller shrinks
-      h).
-    - The Woodbury preconditioner's Jacobian follows ``jacobian_every`` as in :class:`GaussNewtonRosenbrock` (a
-      lagged preconditioner costs iterations, never accuracy); the Hessian products are always at the step's y.
-    - Per step: 9 gradient evaluations (7 stages, the end point for the next step's first stage (FSAL), and the
-      linearization of ∇L), 8 preconditioned solves plus one per Richardson iteration, and a Hessian-vector
-      product per iteration; :meth:`hessian_vector_products` counts them over the accepted steps.
+    Per step: 9 gradient evaluations (7 stages, the end point for the next step's first stage (FSAL), and the
+    linearization of ∇L), 8 preconditioned solves plus one per Richardson iteration, and a Hessian-vector product
+    per iteration; :meth:`hessian_vector_products` counts them over the accepted steps. The other attributes are
+    :class:`GaussNewtonRosenbrock`'s; the Woodbury preconditioner's Jacobian follows ``jacobian_every`` as there (a
+    lagged preconditioner costs iterations, never accuracy); the Hessian products are always at the step's y.
+
+    Attributes:
+        linear_rtol: A stage's Richardson iteration stops when its correction (RMS) is below this times
+            max(RMS y, RMS k): relative to the state, as the step's error is (the last stages are error-sized, so a
+            criterion relative to the stage itself would solve them to far below the tolerance); None (default):
+            ``LINEAR_RTOL_PER_RTOL`` × the solve's rtol (traced: :meth:`for_rtol`, so a new rtol does not compile
+            a new program).
+        linear_max_iterations: Caps the iteration (a step whose iteration did not converge gets an infinite error
+            estimate, so the controller shrinks h).
+        rodas: The method's coefficients (:data:`RODAS5P`).
     """
 
     linear_rtol: float | jax.Array | None = None

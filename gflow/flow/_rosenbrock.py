@@ -98,7 +98,8 @@ def _flow_term(terms) -> AbstractSumOfSquaresTerm:
 
 class _WoodburySolve(eqx.Module):
     """x = (I + c JᵀJ)⁻¹ b = b − c Jᵀ (I_m + c JJᵀ)⁻¹ J b, with an m × m Cholesky factor; J is an operator
-    with ``mv`` and ``rmv`` (gflow/objectives/_residual_jacobian.py), structured or a dense matrix."""
+    with ``mv`` and ``rmv`` (:class:`gflow.objectives.DenseResidualJacobian`,
+    :class:`gflow.objectives.ImpulseResponseJacobian`), structured or a dense matrix."""
 
     jac: eqx.Module
     chol: jax.Array
@@ -146,7 +147,7 @@ class EndpointHermiteInterpolation(diffrax.AbstractLocalInterpolation):
         y(s) = (1 − s) y0 + s y1 + s (1 − s) [(1 − s)(k0 − Δ) + s (Δ − k1)],   Δ = y1 − y0,  s = (t − t0)/h,
 
     so that s = 0 and s = 1 give y0 and y1 bit for bit (diffrax's power form rounds there): a value saved at a step's
-    end is that step's accepted, descent-checked state (gflow/flow/_descent.py)."""
+    end is that step's accepted, descent-checked state (:class:`DescentController`)."""
 
     t0: jax.Array
     t1: jax.Array
@@ -167,19 +168,26 @@ class EndpointHermiteInterpolation(diffrax.AbstractLocalInterpolation):
 class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
     """ROS34PW2 Rosenbrock-W method with the Gauss–Newton Jacobian −2JᵀJ of L = ‖r‖² (see module docstring).
 
-    - ``linear_solver``: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system),
-      ``"cg"`` (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals`` and J is either
-      matrix-free (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n;
-      default 2²⁷, 1 GiB in float64), conjugate gradients otherwise (large nonlinear models on many samples).
-    - ``jacobian_every``: the residual Jacobian J (Woodbury only; matrix-free when the loss provides
-      ``residual_jacobian_operator``, else materialized in closed form or by reverse passes) is recomputed every
-      this many steps and reused in between. A W-method keeps its order with a lagged Jacobian. ``"auto"``
-      (default): every step when J is matrix-free (on R1 lagging cost more in rejected steps than it saved),
-      every 4 steps when a materialized J has more than ``lag_min_entries`` entries (2²², where building J and
-      its Gram matrix costs more than the step's gradients; an m = 64 analog of R5 took 171 steps lagged, 172
-      not). Under
-      ``vmap`` the Jacobian is refreshed for every member when any member needs it.
-    - Per step: 4 gradient evaluations (one reused from the previous step) and 4 linear solves.
+    Per step: 4 gradient evaluations (one reused from the previous step) and 4 linear solves. Under ``vmap`` the
+    Jacobian is refreshed for every member when any member needs it.
+
+    Attributes:
+        linear_solver: ``"woodbury"`` (materializes the m × n residual Jacobian, solves an m × m system), ``"cg"``
+            (matrix-free), or ``"auto"``: Woodbury when m ≤ ``woodbury_max_residuals`` and J is either matrix-free
+            (``residual_jacobian_operator``) or has at most ``woodbury_max_entries`` entries (m × n; default 2²⁷,
+            1 GiB in float64), conjugate gradients otherwise (large nonlinear models on many samples).
+        woodbury_max_residuals: The most residuals m of a Woodbury solve under ``"auto"``.
+        woodbury_max_entries: The most entries of a materialized J under ``"auto"``.
+        cg_rtol: The conjugate gradients' relative tolerance.
+        cg_max_steps: The conjugate gradients' most iterations.
+        jacobian_every: The residual Jacobian J (Woodbury only; matrix-free when the loss provides
+            ``residual_jacobian_operator``, else materialized in closed form or by reverse passes) is recomputed
+            every this many steps and reused in between; a W-method keeps its order with a lagged Jacobian.
+            ``"auto"``: every step when J is matrix-free (on R1 lagging cost more in rejected steps than it saved),
+            every 4 steps when a materialized J has more than ``lag_min_entries`` entries (where building J and its
+            Gram matrix costs more than the step's gradients; an m = 64 analog of R5 took 171 steps lagged, 172 not).
+        lag_min_entries: 2²² by default (above).
+        tableau: The method's coefficients (:data:`ROS34PW2`).
     """
 
     linear_solver: str = eqx.field(static=True, default="auto")

@@ -1,6 +1,6 @@
 """Step-size control of a flow, in one place for :func:`gflow.solve_flow`, :func:`gflow.solve_flows` and
 :func:`gflow.run_sweep`: the default and usable rtol, the default atol, the user's diffrax controller or the
-PIDController gflow builds, the descent guard that wraps either (gflow/flow/_descent.py), the error control
+PIDController gflow builds, the descent guard that wraps either (:class:`DescentController`), the error control
 ("loss" or "parameters") and the solver's inner tolerances that follow rtol."""
 
 from __future__ import annotations
@@ -52,7 +52,15 @@ def user_controller(stepsize_controller, rtol, atol):
 
 def default_atols(rtol: float, thetas: np.ndarray) -> np.ndarray:
     """The default atol of every row of ``thetas`` (B, n): rtol × (RMS of the initial parameters, capped at 1),
-    relative accuracy even from tiny initializations."""
+    relative accuracy even from tiny initializations.
+
+    Args:
+        rtol: The relative tolerance.
+        thetas: θ0 of every flow, (B, n).
+
+    Returns:
+        (B,) atols.
+    """
     rms = np.sqrt(np.mean(thetas ** 2, axis=1)) if thetas.shape[1] else np.ones(thetas.shape[0])
     return np.where(rms > 0, rtol * np.minimum(1.0, rms), rtol * 1e-12)
 
@@ -64,12 +72,13 @@ def flow_atols(atol: float | None, rtol: float, thetas: np.ndarray) -> np.ndarra
 
 def group_atol(rtol: float | None, thetas: np.ndarray) -> float:
     """One atol for flows that must not depend on how they are batched (a sweep's shape group): the tightest of
-    their defaults at ``rtol`` (None: ``DEFAULT_RTOL``)."""
+    their defaults at ``rtol`` (None: ``DEFAULT_RTOL``; checked by :func:`checked_rtol` before it comes here, as
+    :func:`gflow.run_sweep` does)."""
     return float(np.min(default_atols(DEFAULT_RTOL if rtol is None else float(rtol), thetas)))
 
 
 def resolves_loss(error_control: str, loss) -> bool:
-    """Whether a solve measures its local error in residual space as well (gflow/flow/_descent.py):
+    """Whether a solve measures its local error in residual space as well (:class:`DescentController`):
     ``error_control`` "auto" (for every sum of squares), "loss" (refused for a loss without residuals) or
     "parameters" (θ only, gflow ≤ 0.1's control)."""
     error_control = one_of("error_control", error_control, ERROR_CONTROLS)

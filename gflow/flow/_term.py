@@ -37,9 +37,11 @@ class AbstractSumOfSquaresTerm(diffrax.AbstractTerm):
 class GradientFlowTerm(AbstractSumOfSquaresTerm):
     """dθ/dt = −∇L(θ) on the flat parameter vector θ of a model.
 
-    ``loss`` maps a model to a scalar; the structured solver needs a
-    :class:`gflow.objectives.AbstractSumOfSquares` (:attr:`is_sum_of_squares`); ``static`` is the non-array part of
-    the model and ``unravel`` maps θ back to the model's arrays.
+    Attributes:
+        loss: Maps a model to a scalar; the structured solver needs a
+            :class:`gflow.objectives.AbstractSumOfSquares` (:attr:`is_sum_of_squares`).
+        static: The non-array part of the model.
+        unravel: Maps θ back to the model's arrays.
     """
 
     loss: Any

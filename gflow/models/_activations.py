@@ -1,10 +1,11 @@
 """Activation functions of the nonlinear RNNs, with the constants the theory of seed 003 uses.
 
 Seed 003 eq. (4): σ ∈ C²(ℝ) with sup|σ| ≤ σ₀, sup|σ'| ≤ σ₁, sup|σ''| ≤ σ₂; it names tanh, the logistic function
-and the Gaussian exp(−z²/2) (constants from spec 003 §1.2). The memory cutoff of seed 003 §4.1 is α σ₁ = 1.
+and the Gaussian exp(−z²/2) (the paper gives no constants; ours are their calculus values). The memory cutoff
+of seed 003 eqs. (10), (30) is α σ₁ = 1.
 
 ReLU (seeds 002, 004) is not C²; its derivative follows the papers' activation pattern D = diag(1[z ≥ 0]), so
-σ'(0) = 1 (JAX's own ``relu`` has σ'(0) = 0; spec 002 §3.1 asks to keep this consistent).
+σ'(0) = 1 (JAX's own ``relu`` has σ'(0) = 0; seed 002 eq. (4) writes D with 1[· ≥ 0]).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from .._checks import one_of
 
 @jax.custom_jvp
 def relu(z):
-    """max(z, 0) with derivative 1[z ≥ 0] (the activation pattern of seeds 002 and 004)."""
+    """max(z, 0) with derivative 1[z ≥ 0] (the activation pattern of seeds 002 and 004).
+
+    Args:
+        z: An array.
+
+    Returns:
+        An array shaped like ``z``.
+    """
     return jnp.maximum(z, jnp.zeros_like(z))
 
 
@@ -32,7 +40,14 @@ def _relu_jvp(primals, tangents):
 
 
 def gaussian(z):
-    """exp(−z²/2), the Gaussian activation of seed 003."""
+    """exp(−z²/2), the Gaussian activation of seed 003.
+
+    Args:
+        z: An array.
+
+    Returns:
+        An array shaped like ``z``.
+    """
     return jnp.exp(-0.5 * z * z)
 
 
@@ -61,5 +76,15 @@ ACTIVATIONS = {
 
 
 def activation(name: str) -> Activation:
-    """The activation called ``name``: ``"relu"``, ``"tanh"``, ``"logistic"`` or ``"gaussian"``."""
+    """The activation called ``name``: ``"relu"``, ``"tanh"``, ``"logistic"`` or ``"gaussian"``.
+
+    Args:
+        name: The activation's name.
+
+    Returns:
+        An [`Activation`][gflow.models.Activation].
+
+    Raises:
+        GflowInputError: An unknown name.
+    """
     return ACTIVATIONS[one_of("activation", name, ACTIVATIONS)]

@@ -2,11 +2,12 @@
 
     h_0 = 0,   g_t = W h_{t−1} + A x_t,   h_t = σ(g_t),   y_t = λ B h_t,    t = 1 … T,
 
-seed 002 Def. 3.2 (eq. 1), seed 004 §1 and seed 003 eqs. (2)–(3) (there W is diagonal, A is called U, B is the
+seed 002 Def. 3.2 (eq. 1), seed 004's RNN and seed 003 eqs. (2)–(3) (there W is diagonal, A is called U, B is the
 readout c and λ = 1/√m; its input X_{t−1} drives H_t, which is our x_t with the sequence indexed from 1).
 Which of W, A, B are trained differs between the papers: the others are stored :class:`gflow.models.Frozen`, so
-:func:`gflow.solve_flow` and the discrete runners never move them (the paper settings are in
-``gflow/models/_elman_settings.py``).
+:func:`gflow.solve_flow` and the discrete runners never move them (the paper settings are
+:func:`gflow.models.elman_panigrahi_goyal`, :func:`gflow.models.elman_allen_zhu_li` and
+:func:`gflow.models.elman_cayci_eryilmaz`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ def _as_float(name, x):
 
 def paired_sum(terms: jax.Array) -> jax.Array:
     """Σ_i terms[..., i], adding neuron i and neuron i + m/2 first when m is even, so that a readout over the paired
-    neurons of seed 003's symmetric initialization (Def. 1: equal states, opposite signs) is exactly zero."""
+    neurons of seed 003's symmetric initialization (Def. 1: equal states, opposite signs) is exactly zero.
+
+    Args:
+        terms: An array whose last axis runs over the m neurons.
+
+    Returns:
+        The sum over that axis.
+    """
     m = terms.shape[-1]
     if m % 2 == 0:  # an explicit add of the two halves: XLA may reorder a reduction, never this addition
         terms = terms[..., : m // 2] + terms[..., m // 2:]
@@ -57,6 +65,19 @@ class ElmanRNN(AbstractRNN):
     activation: str = eqx.field(static=True)
 
     def __init__(self, W, A, B, *, activation: str = "relu", output_scale: float = 1.0, trained=LAYERS):
+        """Build and check the model.
+
+        Args:
+            W: The recurrence, (m, m) or (m,) (diagonal).
+            A: The input map, (m,) or (m, n_in).
+            B: The readout, (m,) or (n_out, m).
+            activation: ``"relu"``, ``"tanh"``, ``"logistic"`` or ``"gaussian"``.
+            output_scale: λ.
+            trained: The layers that are trained, a subset of ``("W", "A", "B")``.
+
+        Raises:
+            GflowInputError: Shapes that do not fit together, or a bad activation, scale or ``trained``.
+        """
         _activation(activation)
         trained = trained_layers(trained, LAYERS)
         W, A, B = _as_float("W", W), _as_float("A", A), _as_float("B", B)
@@ -154,7 +175,7 @@ class ElmanRNN(AbstractRNN):
 
     def neuron_parameters(self) -> jax.Array:
         """Θ_i, the trained parameters of each neuron i as rows of an (m, p) matrix: W's row i (W_ii if diagonal),
-        A's row i and B's column i, for the layers that are trained (seed 003 §0: Θ_i = [W_ii, U_i])."""
+        A's row i and B's column i, for the layers that are trained (seed 003's notation: Θ_i = [W_ii, U_i])."""
         m = self.width
         parts = {"W": lambda w: w.reshape(m, -1), "A": lambda a: a.reshape(m, -1),
                  "B": lambda b: b.reshape(-1, m).T}

@@ -2,13 +2,13 @@
 
 | constructor | paper | W | A | B | λ | trained |
 |---|---|---|---|---|---|---|
-| :func:`elman_allen_zhu_li` | seed 004 §1 | N(0, 2/m) | N(0, 2/m) | N(0, 1/d_out) | ``output_scale`` | W |
-| :func:`elman_panigrahi_goyal` | seed 002 §1.3 | N(0, 2/m) | N(0, 2/m) | N(0, 2/d_out) | ``output_scale`` | W, A |
+| :func:`elman_allen_zhu_li` | seed 004's RNN | N(0, 2/m) | N(0, 2/m) | N(0, 1/d_out) | ``output_scale`` | W |
+| :func:`elman_panigrahi_goyal` | seed 002 Def. 3.2 | N(0, 2/m) | N(0, 2/m) | N(0, 2/d_out) | ``output_scale`` | W, A |
 | :func:`elman_cayci_eryilmaz` | seed 003 Def. 1 | diag(±α) | N(0, I) | c = ±1 | 1/√m | W (diagonal), A (= U) |
 
 Seeds 002/004 use ReLU; seed 003 a smooth activation (tanh by default). Their small output factor
 λ = ε/(10 L ρ) is :func:`theory_output_scale`; our default is λ = 1 (the papers need the small λ only "for
-technical reasons", spec 002 §2.5).
+technical reasons", seed 002 §3, the objective).
 """
 
 from __future__ import annotations
@@ -44,16 +44,41 @@ def _he_elman(key, m, d, n_out, readout_variance, activation, output_scale, trai
 
 def elman_allen_zhu_li(key, hidden_size: int, n_in: int | None = None, *, n_out: int | None = None,
                        output_scale: float = 1.0, activation: str = "relu") -> ElmanRNN:
-    """Seed 004 §1 (Allen-Zhu & Li 2019): W, A ~ N(0, 2/m), B ~ N(0, 1/d_out) entries; **only W is trained**
-    (A and B stay at initialization). ``hidden_size`` the width m, ``n_in`` the token dimension d (None: scalar
-    input), ``n_out`` = d_out (None: scalar output, variance 1)."""
+    """Seed 004's Elman RNN (Allen-Zhu & Li 2019) at its initialization.
+
+    W, A ~ N(0, 2/m), B ~ N(0, 1/d_out) entries; **only W is trained** (A and B stay at initialization).
+
+    Args:
+        key: A JAX PRNG key.
+        hidden_size: The width m.
+        n_in: The token dimension d (None: scalar input).
+        n_out: d_out (None: scalar output).
+        output_scale: λ (see [`theory_output_scale`][gflow.models.theory_output_scale]).
+        activation: The activation's name (``"relu"`` as in the paper).
+
+    Returns:
+        An [`ElmanRNN`][gflow.models.ElmanRNN].
+    """
     return _he_elman(key, hidden_size, n_in, n_out, 1.0 / (n_out or 1), activation, output_scale, ("W",))
 
 
 def elman_panigrahi_goyal(key, hidden_size: int, n_in: int | None = None, *, n_out: int | None = None,
                           output_scale: float = 1.0, activation: str = "relu") -> ElmanRNN:
-    """Seed 002 §1.3 (Panigrahi & Goyal 2021): W, A ~ N(0, 2/m), B ~ N(0, 2/d_out) entries; **W and A are
-    trained**, B stays at initialization. Arguments as :func:`elman_allen_zhu_li`."""
+    """Seed 002's Elman RNN (Panigrahi & Goyal 2021, Def. 3.2) at its initialization.
+
+    W, A ~ N(0, 2/m), B ~ N(0, 2/d_out) entries; **W and A are trained**, B stays at initialization.
+
+    Args:
+        key: A JAX PRNG key.
+        hidden_size: The width m.
+        n_in: The token dimension d (None: scalar input).
+        n_out: d_out (None: scalar output).
+        output_scale: λ (see [`theory_output_scale`][gflow.models.theory_output_scale]).
+        activation: The activation's name (``"relu"`` as in the paper).
+
+    Returns:
+        An [`ElmanRNN`][gflow.models.ElmanRNN].
+    """
     return _he_elman(key, hidden_size, n_in, n_out, 2.0 / (n_out or 1), activation, output_scale, ("W", "A"))
 
 
@@ -66,6 +91,19 @@ def elman_cayci_eryilmaz(key, hidden_size: int, n_in: int | None = None, *, alph
     the vector (W_ii)) and U (our ``A``) are trained, c (our ``B``) is fixed. Needs m even. The paper assumes
     α ∈ (0, 1); any α > 0 is accepted, so that the long-memory regime α σ₁ ≥ 1 can be studied. ``hidden_size`` is
     the width m, ``n_in`` the input dimension d (None: scalar input).
+
+    Args:
+        key: A JAX PRNG key.
+        hidden_size: The width m (even).
+        n_in: The input dimension d (None: scalar input).
+        alpha: α, the magnitude of W_ii.
+        activation: The activation's name (``"tanh"`` by default).
+
+    Returns:
+        An [`ElmanRNN`][gflow.models.ElmanRNN] with λ = 1/√m.
+
+    Raises:
+        GflowInputError: An odd or too small m, or α ≤ 0.
     """
     key = prng_key("key", key)
     m, d = positive_int("hidden_size", hidden_size, minimum=2), n_in
@@ -83,7 +121,17 @@ def elman_cayci_eryilmaz(key, hidden_size: int, n_in: int | None = None, *, alph
 
 def theory_output_scale(eps: float, length: int, m: int, n_out: int = 1) -> float:
     """λ = ε / (10 L ρ) with ρ = 100 L d_out ln m (seed 002 Thm 3.1, seed 004 Sec. 9; the log base is not given,
-    natural log is our choice). At simulator scale λ is tiny (m = 1024, L = 10: ρ ≈ 6.9e3)."""
+    natural log is our choice). At simulator scale λ is tiny (m = 1024, L = 10: ρ ≈ 6.9e3).
+
+    Args:
+        eps: ε, the target accuracy.
+        length: L, the sequence length.
+        m: The width.
+        n_out: d_out.
+
+    Returns:
+        λ.
+    """
     eps, length, m = positive_float("eps", eps), positive_int("length", length), positive_int("m", m, minimum=2)
     rho = 100.0 * length * positive_int("n_out", n_out) * math.log(m)
     return eps / (10.0 * length * rho)

@@ -16,14 +16,32 @@ import numpy as np
 
 
 def flatten(model) -> tuple[jax.Array, eqx.Module, Callable]:
-    """Split a model into (θ, static, unravel) with θ the flat float vector of its inexact arrays."""
+    """Split a model into the flat vector θ of its inexact arrays and the rest.
+
+    Args:
+        model: Any equinox module (or pytree).
+
+    Returns:
+        ``(theta, static, unravel)``: θ, the static part (integer fields, activations,
+        [`Frozen`][gflow.models.Frozen] layers), and the function mapping a θ back to the parameter tree;
+        [`unflatten`][gflow.models.unflatten] puts them together.
+    """
     params, static = eqx.partition(model, eqx.is_inexact_array)
     theta, unravel = jax.flatten_util.ravel_pytree(params)
     return jnp.asarray(theta), static, unravel
 
 
 def unflatten(theta, static, unravel: Callable):
-    """The model with parameters θ: the inverse of :func:`flatten`."""
+    """The model with parameters θ: the inverse of [`flatten`][gflow.models.flatten].
+
+    Args:
+        theta: A flat vector of the length ``flatten`` returned.
+        static: The static part ``flatten`` returned.
+        unravel: The function ``flatten`` returned.
+
+    Returns:
+        The model.
+    """
     return eqx.combine(unravel(theta), static)
 
 
@@ -34,16 +52,35 @@ ROWS_PER_BATCH = 8
 
 @eqx.filter_jit
 def evaluate_rows(functions: dict, template, params) -> dict:
-    """name → f(model) at every row θ of ``params`` (S, n), the models rebuilt on ``template``'s structure."""
+    """Functions of the model at every row θ of ``params``, the models rebuilt on ``template``'s structure.
+
+    Args:
+        functions: ``{name: f}``, each f mapping a model to an array.
+        template: A model of the structure the rows belong to.
+        params: Shape (S, n): S flat parameter vectors.
+
+    Returns:
+        ``{name: values}``, each of shape (S, …).
+    """
     _, static, unravel = flatten(template)
     return {name: jax.lax.map(lambda y, f=f: f(unflatten(y, static, unravel)), params, batch_size=ROWS_PER_BATCH)
             for name, f in functions.items()}
 
 
 def evaluate_batch_rows(functions: dict, models0, params) -> dict:
-    """name → f(model) (numpy, (B, S, …)) at every row of ``params`` (B, S, n): row i of flow b rebuilt on model b of
-    the stacked ``models0``, so each flow keeps the static part of its own model (its Frozen layers, integer arrays),
-    in one compiled call."""
+    """Functions of each flow's model at every row of ``params``, in one compiled call.
+
+    Row i of flow b is rebuilt on model b of the stacked ``models0``, so each flow keeps the static part of its own
+    model (its Frozen layers, integer arrays).
+
+    Args:
+        functions: ``{name: f}``, each f mapping a model to an array.
+        models0: A stacked batch of B models.
+        params: Shape (B, S, n).
+
+    Returns:
+        ``{name: values}`` as numpy arrays of shape (B, S, …).
+    """
     values = _evaluate_batch_rows(functions, models0, jnp.asarray(params))
     return {name: np.asarray(v) for name, v in values.items()}
 

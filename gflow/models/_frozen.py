@@ -22,11 +22,23 @@ _FLOAT_OF = {2: jnp.float16, 4: jnp.float32, 8: jnp.float64}
 
 
 class Frozen(eqx.Module):
-    """A floating-point array that training leaves alone; read it with ``.value``."""
+    """A floating-point array that training leaves alone; read it with ``.value``.
+
+    Its bits are stored as an integer array, so gradient flow, the discrete runners and
+    [`flatten`][gflow.models.flatten] (which take only inexact arrays) never see it as a coordinate.
+    """
 
     bits: jax.Array
 
     def __init__(self, value):
+        """Freeze ``value``.
+
+        Args:
+            value: An array (an integer one is cast to float).
+
+        Raises:
+            GflowInputError: A dtype that cannot be stored bit for bit.
+        """
         value = jnp.asarray(value)
         if not jnp.issubdtype(value.dtype, jnp.floating):
             value = value.astype(jnp.result_type(float))
@@ -50,12 +62,30 @@ class Frozen(eqx.Module):
 
 
 def unfrozen(x) -> jax.Array:
-    """The array behind ``x``: ``x.value`` for a :class:`Frozen` array, ``x`` itself otherwise."""
+    """The array behind ``x``.
+
+    Args:
+        x: An array or a [`Frozen`][gflow.models.Frozen] one.
+
+    Returns:
+        ``x.value`` for a Frozen array, ``x`` itself otherwise.
+    """
     return x.value if isinstance(x, Frozen) else x
 
 
 def trained_layers(trained, layers: tuple[str, ...]) -> tuple[str, ...]:
-    """``trained`` (one name or several) checked against the model's ``layers``: distinct names, at least one."""
+    """The layers to train, checked against the model's layers.
+
+    Args:
+        trained: One layer name or several.
+        layers: The model's layer names.
+
+    Returns:
+        The names as a tuple.
+
+    Raises:
+        GflowInputError: No name, a repeated name, or a name that is not a layer.
+    """
     trained = (trained,) if isinstance(trained, str) else tuple(trained)
     if not trained or any(name not in layers for name in trained) or len(set(trained)) != len(trained):
         raise GflowInputError(f"`trained` must name one or more distinct layers of {layers}, got {trained!r}")

@@ -1,7 +1,7 @@
 """What the GRU and the LSTM share: gate matrices stacked as in ``torch.nn.GRU`` / ``torch.nn.LSTM``, a linear
 readout y_t = C h_t + c₀, and their random initializations (seed 000 §5.3 / App. C.2.3, seed 001 §7).
 
-The papers do not write the equations out (spec 000 §1.5, spec 001 §4); we use PyTorch's, with scalar input and
+The papers do not write the equations out (seed 000 §5.3, seed 001 §7); we use PyTorch's, with scalar input and
 a linear readout. Initializations:
 
 - ``"torch"`` (default): every weight and bias U(−1/√d, 1/√d), PyTorch's default for the cell and for
@@ -46,6 +46,19 @@ class GatedRNN(AbstractRNN):
     n_gates: ClassVar[int]
 
     def __init__(self, W_i, W_h, b_i, b_h, C, c0):
+        """Build and check the network.
+
+        Args:
+            W_i: The input weights, (G·d,) or (G·d, n_in).
+            W_h: The recurrent weights, (G·d, d).
+            b_i: The input biases, (G·d,).
+            b_h: The recurrent biases, (G·d,).
+            C: The readout, (d,) or (n_out, d).
+            c0: The readout bias, () or (n_out,).
+
+        Raises:
+            GflowInputError: Shapes that do not fit the gate count, or non-finite entries.
+        """
         arrays = {name: jnp.asarray(x, dtype=jnp.result_type(float))
                   for name, x in zip(("W_i", "W_h", "b_i", "b_h", "C", "c0"), (W_i, W_h, b_i, b_h, C, c0))}
         for name, x in arrays.items():
@@ -125,7 +138,20 @@ class GatedRNN(AbstractRNN):
 
 
 def gated_arrays(key, n_gates: int, d: int, n_in: int | None, n_out: int | None, init: str, scale: float):
-    """(W_i, W_h, b_i, b_h, C, c0) of a gated RNN drawn as described in the module docstring."""
+    """(W_i, W_h, b_i, b_h, C, c0) of a gated RNN drawn as described in the module docstring.
+
+    Args:
+        key: A JAX PRNG key.
+        n_gates: G, the number of stacked gates (3 for a GRU, 4 for an LSTM).
+        d: The hidden size.
+        n_in: Inputs per step (None: scalar input).
+        n_out: Outputs per step (None: scalar output).
+        init: ``"torch"`` or ``"xavier"``.
+        scale: Multiplies every array.
+
+    Returns:
+        ``(W_i, W_h, b_i, b_h, C, c0)``.
+    """
     key = prng_key("key", key)
     d = positive_int("hidden_size", d)
     one_of("init", init, INITS)

@@ -1,6 +1,6 @@
 """The GRU student and teacher of seed 000 §5.3 / App. C.2.3 and seed 001 §7, with scalar input and a linear readout.
 
-PyTorch's ``nn.GRU`` cell (gates r, z, n stacked in that order; seed 000 does not write the equations, spec 000 §1.5):
+PyTorch's ``nn.GRU`` cell (gates r, z, n stacked in that order; seed 000 §5.3 does not write the equations):
 
     r = σ(W_ir x + b_ir + W_hr h + b_hr),   z = σ(W_iz x + b_iz + W_hz h + b_hz),
     n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),   h' = (1 − z) ⊙ n + z ⊙ h,    y = C h' + c₀.
@@ -32,6 +32,18 @@ class GRU(GatedRNN):
 
 def gru(key, hidden_size: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
         scale: float = 1.0) -> GRU:
-    """A GRU of hidden size ``hidden_size`` at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times ``scale``
-    (seed 000's teacher: ``scale=1e-6``). ``n_in``/``n_out`` None: scalar input / output."""
+    """A GRU at PyTorch's or Glorot's initialization, times ``scale``.
+
+    Args:
+        key: A JAX PRNG key.
+        hidden_size: The hidden size.
+        n_in: Inputs per step (None: scalar input).
+        n_out: Outputs per step (None: scalar output).
+        init: ``"torch"`` (every weight and bias U(−1/√d, 1/√d)) or ``"xavier"`` (Glorot-uniform matrices, zero
+            biases).
+        scale: Multiplies every array (seed 000 App. C.2.3's teacher: ``scale=1e-6``).
+
+    Returns:
+        A [`GRU`][gflow.models.GRU].
+    """
     return GRU(*gated_arrays(key, GRU.n_gates, hidden_size, n_in, n_out, init, scale))

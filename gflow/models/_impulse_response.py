@@ -1,6 +1,6 @@
 """Impulse responses h_j = C A^j B of a dense A, with a structured derivative.
 
-Forward: repeated mat-vec, v_{j+1} = A v_j (never matrix powers, docs/design.md). Derivative (spec 001 §3.1,
+Forward: repeated mat-vec, v_{j+1} = A v_j (never matrix powers, docs/design.md). Derivative (seed 001 eqs. 5–7,
 Matrix Cookbook eq. 91): with v_t = A^t B and u_s = (Aᵀ)^s Cᵀ,
 
     dh_j = Σ_{s+t=j−1} u_sᵀ dA v_t + u_jᵀ dB + dC v_j.
@@ -40,7 +40,17 @@ def krylov_sequence(A, X, n: int, method: str | None = None):
     each one matrix product over the whole block (≈ 10× the flops at d = 40, n = 20, but log₂ n large kernels
     instead of a loop of n tiny ones: the accelerator default, where a loop iteration costs a host round trip).
     ``method`` (or ``GFLOW_KRYLOV=scan|doubling``) forces one. Jitted (n static) so that eager calls reuse one
-    compiled program."""
+    compiled program.
+
+    Args:
+        A: Shape (d, d).
+        X: Shape (d,) or (d, p).
+        n: The number of terms.
+        method: ``"scan"`` or ``"doubling"`` (None: by the default backend).
+
+    Returns:
+        Shape (n,) + X.shape.
+    """
     return _krylov(A, X, n, _krylov_method() if method is None else one_of("method", method, ("scan", "doubling")))
 
 
@@ -63,7 +73,17 @@ def _krylov(A, X, n: int, method: str):
 @functools.partial(jax.jit, static_argnums=3)
 def diagonal_impulse_response(a, B, C, n: int):
     """h_j = C diag(a)^j B for j < n by elementwise powers in a scan: a (d,), B (d,) or (d, n_in), C (d,) or
-    (n_out, d). Jitted (n static): an eager scan would be traced and compiled anew at every call."""
+    (n_out, d). Jitted (n static): an eager scan would be traced and compiled anew at every call.
+
+    Args:
+        a: The eigenvalues, (d,).
+        B: (d,) or (d, n_in).
+        C: (d,) or (n_out, d).
+        n: The number of lags.
+
+    Returns:
+        Shape (n,) or (n, n_out, n_in).
+    """
 
     def body(v, _):
         return (a * v.T).T, C @ v
@@ -74,7 +94,17 @@ def diagonal_impulse_response(a, B, C, n: int):
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
 def dense_impulse_response(A, B, C, n: int):
-    """h_j = C A^j B for j < n: A (d, d), B (d, n_in), C (n_out, d) → (n, n_out, n_in)."""
+    """h_j = C A^j B for j < n: A (d, d), B (d, n_in), C (n_out, d) → (n, n_out, n_in).
+
+    Args:
+        A: (d, d).
+        B: (d, n_in).
+        C: (n_out, d).
+        n: The number of lags.
+
+    Returns:
+        Shape (n, n_out, n_in).
+    """
     return jnp.einsum("od,jdi->joi", C, krylov_sequence(A, B, n))
 
 

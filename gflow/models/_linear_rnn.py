@@ -55,8 +55,8 @@ def _vector_to_symmetric(v, d: int):
 class LinearRNN(AbstractRNN):
     """A linear RNN with transition A, input map B and readout C.
 
-    ``structure`` chooses what A is, and with it which gradient flow is integrated (spec 001 §6 item 10,
-    spec 000 §3.2: these are different ODEs):
+    ``structure`` chooses what A is, and with it which gradient flow is integrated (seed 000 eq. 3.1 and
+    Lemma E.3, seed 001 §6 (the symmetric class): these are different ODEs):
 
     - ``"general"``: A is a dense (d, d) matrix; the flow is the plain gradient on (A, B, C).
     - ``"symmetric"`` with ``parameterization="restricted"`` (default): A is stored as a (d, d) matrix and
@@ -82,6 +82,23 @@ class LinearRNN(AbstractRNN):
 
     def __init__(self, A, B, C, structure: str = "general", parameterization: str | None = None, *,
                  trained=None):
+        """Build and check the model.
+
+        Args:
+            A: The transition: a (d, d) matrix (``"general"``, ``"symmetric"``), a length-d vector of eigenvalues
+                (``"diagonal"``), or the d(d+1)/2 upper-triangular entries (``"symmetric"``, ``"triangular"``).
+            B: The input map: shape (d,) (SISO) or (d, n_in) (MIMO).
+            C: The readout: shape (d,) (SISO) or (n_out, d) (MIMO).
+            structure: ``"general"``, ``"symmetric"`` or ``"diagonal"``.
+            parameterization: For ``"symmetric"``: ``"restricted"`` (default) or ``"triangular"``; the others have one
+                each (``"full"``, ``"diagonal"``), the default.
+            trained: The layers gradient flow and the discrete runners move, a subset of ``("A", "B", "C")``; default:
+                every layer not passed as [`Frozen`][gflow.models.Frozen].
+
+        Raises:
+            GflowInputError: Shapes that do not fit together or the structure, non-finite entries, a non-symmetric A
+                for ``"symmetric"``, or ``trained`` naming a layer passed frozen.
+        """
         one_of("structure", structure, STRUCTURES)
         passed_frozen = tuple(name for name, x in zip(LAYERS, (A, B, C)) if isinstance(x, Frozen))
         if trained is None:
@@ -148,7 +165,11 @@ class LinearRNN(AbstractRNN):
         return tuple(name for name in LAYERS if not isinstance(getattr(self, name), Frozen))
 
     def layers(self) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """(A, B, C) as arrays, frozen or not: A as stored (see :meth:`transition` for the matrix)."""
+        """The three layers as arrays, frozen or not.
+
+        Returns:
+            ``(A, B, C)``, A as stored (see [`transition`][gflow.models.LinearRNN.transition] for the matrix).
+        """
         return unfrozen(self.A), unfrozen(self.B), unfrozen(self.C)
 
     @property
@@ -178,7 +199,11 @@ class LinearRNN(AbstractRNN):
         return 1 if self.siso else self.C.shape[0]
 
     def transition(self) -> jax.Array:
-        """The dense (d, d) transition matrix the model uses."""
+        """The dense (d, d) transition matrix the model uses (sym(A) for ``"restricted"``, diag(a) for ``"diagonal"``).
+
+        Returns:
+            A (d, d) array.
+        """
         A = unfrozen(self.A)
         if self.structure == "diagonal":
             return jnp.diag(A)
@@ -197,7 +222,14 @@ class LinearRNN(AbstractRNN):
         return lambda s: A @ s
 
     def impulse_response(self, n: int) -> jax.Array:
-        """h_0 .. h_{n-1}, h_j = C A^j B: shape (n,) for SISO, (n, n_out, n_in) for MIMO."""
+        """The impulse response h_j = C A^j B for j = 0 … n − 1, by repeated mat-vec (never matrix powers).
+
+        Args:
+            n: The number of lags, ≥ 1.
+
+        Returns:
+            Shape (n,) for SISO, (n, n_out, n_in) for MIMO.
+        """
         n = int(n)
         if n < 1:
             raise GflowInputError(f"`n` must be >= 1, got {n}")
@@ -208,7 +240,17 @@ class LinearRNN(AbstractRNN):
         return h[:, 0, 0] if self.siso else h
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        """Outputs y_1 .. y_T for inputs x_0 .. x_{T-1}: x of shape (T,) (SISO) or (T, n_in) (MIMO)."""
+        """The outputs y_1 … y_T for inputs x_0 … x_{T−1} (s_0 = 0, s_{t+1} = A s_t + B x_t, y = C s; seed 000 eq. 3.1).
+
+        Args:
+            x: The input sequence: shape (T,) (SISO) or (T, n_in) (MIMO).
+
+        Returns:
+            Shape (T,) (SISO) or (T, n_out) (MIMO).
+
+        Raises:
+            GflowInputError: ``x`` has the wrong shape.
+        """
         x = jnp.asarray(x)
         expected = 1 if self.siso else 2
         if x.ndim != expected or (not self.siso and x.shape[1] != self.n_in):

@@ -34,6 +34,18 @@ class LSTM(GatedRNN):
 
 def lstm(key, hidden_size: int, *, n_in: int | None = None, n_out: int | None = None, init: str = "torch",
          scale: float = 1.0) -> LSTM:
-    """An LSTM of hidden size ``hidden_size`` at PyTorch's (``init="torch"``) or Glorot (``"xavier"``) initialization times
-    ``scale``. ``n_in``/``n_out`` None: scalar input / output."""
+    """An LSTM at PyTorch's or Glorot's initialization, times ``scale``.
+
+    Args:
+        key: A JAX PRNG key.
+        hidden_size: The hidden size.
+        n_in: Inputs per step (None: scalar input).
+        n_out: Outputs per step (None: scalar output).
+        init: ``"torch"`` (every weight and bias U(−1/√d, 1/√d)) or ``"xavier"`` (Glorot-uniform matrices, zero
+            biases).
+        scale: Multiplies every array.
+
+    Returns:
+        An [`LSTM`][gflow.models.LSTM].
+    """
     return LSTM(*gated_arrays(key, LSTM.n_gates, hidden_size, n_in, n_out, init, scale))

@@ -1,6 +1,6 @@
 """Named initializers, each returning a :class:`gflow.LinearRNN` and taking an explicit key.
 
-Two scale conventions appear in seed 000 (spec §4 item 9): ``"entries"`` draws every entry as ε·N(0, 1)
+Two scale conventions appear in seed 000: ``"entries"`` draws every entry as ε·N(0, 1)
 (Prop. 9, main text), ``"normal"`` is the ε-normal initialization of Lemma E.10, N(0, ε²/n) per entry of
 an n-entry parameter, so that every parameter has norm about ε.
 """
@@ -46,7 +46,26 @@ def _assemble(A, B, C, structure, parameterization):
 
 def gaussian(key, d: int, *, scale: float, structure: str = "general", convention: str = "entries",
              n_in: int | None = None, n_out: int | None = None, parameterization: str | None = None) -> LinearRNN:
-    """Independent Gaussian A, B, C at scale ε (random, unbalanced, near-zero when ε is small)."""
+    """Independent Gaussian A, B, C at scale ε (random, unbalanced, near-zero when ε is small).
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: The hidden size.
+        scale: ε.
+        structure: ``"general"``, ``"symmetric"`` or ``"diagonal"`` (see [`LinearRNN`][gflow.models.LinearRNN]).
+        parameterization: For a symmetric A, ``"restricted"`` (default) or ``"triangular"``.
+        convention: ``"entries"`` (every entry ε·N(0, 1), seed 000 Prop. 9) or ``"normal"`` (N(0, ε²/n) per entry of
+            an n-entry parameter, seed 000 Lemma E.10).
+        n_in: Inputs (MIMO); None with ``n_out`` None: SISO.
+        n_out: Outputs (MIMO).
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: ``key`` is not a JAX PRNG key (e.g. an int, or the arguments swapped), or a size or scale is
+            not positive.
+    """
     key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
@@ -63,7 +82,25 @@ def gaussian(key, d: int, *, scale: float, structure: str = "general", conventio
 
 def balanced(key, d: int, *, scale: float, structure: str = "symmetric", convention: str = "entries",
              n: int | None = None, parameterization: str | None = None) -> LinearRNN:
-    """Balanced start B = Cᵀ (seed 000 Def. 4, seed 001 Thm 6.1) with A symmetric (or diagonal/general)."""
+    """Balanced start B = Cᵀ (seed 000 Def. 4, seed 001 Thm 6.1) with A symmetric (or diagonal/general).
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: The hidden size.
+        scale: ε.
+        structure: ``"general"``, ``"symmetric"`` or ``"diagonal"`` (see [`LinearRNN`][gflow.models.LinearRNN]).
+        parameterization: For a symmetric A, ``"restricted"`` (default) or ``"triangular"``.
+        convention: ``"entries"`` (every entry ε·N(0, 1), seed 000 Prop. 9) or ``"normal"`` (N(0, ε²/n) per entry of
+            an n-entry parameter, seed 000 Lemma E.10).
+        n: Inputs = outputs (MIMO; balance needs them equal); None: SISO.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: ``key`` is not a JAX PRNG key (e.g. an int, or the arguments swapped), or a size or scale is
+            not positive.
+    """
     key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
@@ -79,14 +116,48 @@ def balanced(key, d: int, *, scale: float, structure: str = "symmetric", convent
 
 def symmetric(key, d: int, *, scale: float, convention: str = "entries", n_in: int | None = None,
               n_out: int | None = None, parameterization: str | None = None) -> LinearRNN:
-    """Symmetric A with independent (unbalanced) B and C."""
+    """Symmetric A with independent (unbalanced) B and C.
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: The hidden size.
+        scale: ε.
+        convention: ``"entries"`` (every entry ε·N(0, 1), seed 000 Prop. 9) or ``"normal"`` (N(0, ε²/n) per entry of
+            an n-entry parameter, seed 000 Lemma E.10).
+        n_in: Inputs (MIMO); None with ``n_out`` None: SISO.
+        n_out: Outputs (MIMO).
+        parameterization: ``"restricted"`` (default) or ``"triangular"``.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: ``key`` is not a JAX PRNG key (e.g. an int, or the arguments swapped), or a size or scale is
+            not positive.
+    """
     return gaussian(key, d, scale=scale, structure="symmetric", convention=convention, n_in=n_in,
                     n_out=n_out, parameterization=parameterization)
 
 
 def residual(key, d: int, *, scale: float, structure: str = "symmetric", n: int | None = None,
              parameterization: str | None = None) -> LinearRNN:
-    """Residual start A = I (seed 001 §1.5) with balanced B = Cᵀ of entries ε·N(0, 1)."""
+    """Residual start A = I (seed 001 §6) with balanced B = Cᵀ of entries ε·N(0, 1).
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: The hidden size.
+        scale: ε, the scale of B = Cᵀ.
+        structure: ``"general"``, ``"symmetric"`` or ``"diagonal"`` (see [`LinearRNN`][gflow.models.LinearRNN]).
+        parameterization: For a symmetric A, ``"restricted"`` (default) or ``"triangular"``.
+        n: Inputs = outputs (MIMO); None: SISO.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: ``key`` is not a JAX PRNG key (e.g. an int, or the arguments swapped), or a size or scale is
+            not positive.
+    """
     key = prng_key("key", key)
     d = positive_int("d", d)
     scale = positive_float("scale", scale)
@@ -98,7 +169,24 @@ def residual(key, d: int, *, scale: float, structure: str = "symmetric", n: int 
 
 def xavier(key, d: int, *, structure: str = "general", n_in: int | None = None, n_out: int | None = None,
            gain: float = 1.0, parameterization: str | None = None) -> LinearRNN:
-    """Glorot/Xavier uniform, U(±gain·√(6/(fan_in + fan_out))), as in the Keras runs of seed 001."""
+    """Glorot/Xavier uniform, U(±gain·√(6/(fan_in + fan_out))), as in the Keras runs of seed 001 (§7).
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: The hidden size.
+        structure: ``"general"``, ``"symmetric"`` or ``"diagonal"`` (see [`LinearRNN`][gflow.models.LinearRNN]).
+        parameterization: For a symmetric A, ``"restricted"`` (default) or ``"triangular"``.
+        n_in: Inputs (MIMO); None with ``n_out`` None: SISO.
+        n_out: Outputs (MIMO).
+        gain: Multiplies the limit.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: ``key`` is not a JAX PRNG key (e.g. an int, or the arguments swapped), or a size or scale is
+            not positive.
+    """
     key = prng_key("key", key)
     d = positive_int("d", d)
     b_shape, c_shape = _shapes(d, n_in, n_out)

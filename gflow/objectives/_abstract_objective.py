@@ -23,36 +23,67 @@ class AbstractSumOfSquares(eqx.Module):
     - :meth:`residual_jacobian` (optional): ∂r/∂θ in closed form, as a model whose trained leaves carry a leading
       axis of length len(r); ``None`` (the default) lets the solver differentiate :meth:`residuals`.
     - :meth:`residual_jacobian_operator` (optional): ∂r/∂θ as a matrix-free operator with ``mv``, ``rmv`` and
-      ``gram`` (gflow/objectives/_residual_jacobian.py) for the models where one exists, else ``None``.
+      ``gram`` (:class:`gflow.objectives.ImpulseResponseJacobian`) for the models where one exists, else ``None``.
     - :meth:`residual_targets` (optional): the labels inside r (r = prediction − label, factors folded in), from
-      which gflow bounds the rounding error of r where prediction and label cancel (gflow/flow/_descent.py).
+      which gflow bounds the rounding error of r where prediction and label cancel (:func:`gflow.flow.loss_rounding`).
 
     gflow's losses also have a ``convention``, ``"L"`` or ``"half"`` (L/2, folded into r), the time unit of the
-    flow (spec 000 §3.2), which :meth:`description` reports.
+    flow (seed 000 Lemma E.4: the appendix drops the factor 2), which :meth:`description` reports.
     """
 
     @abc.abstractmethod
     def residuals(self, model) -> jax.Array:
-        """r with L = ‖r‖², flattened."""
+        """r with L = ‖r‖², flattened.
+
+        Args:
+            model: The model the loss is evaluated at.
+
+        Returns:
+            A vector.
+        """
 
     def __call__(self, model) -> jax.Array:
         r = self.residuals(model)
         return jnp.sum(r * r)
 
     def residual_jacobian(self, model):
-        """∂r/∂θ in closed form, or ``None``: then the solver differentiates :meth:`residuals`."""
+        """∂r/∂θ in closed form, or None: then the solver differentiates
+        [`residuals`][gflow.objectives.AbstractSumOfSquares.residuals].
+
+        Args:
+            model: The model the loss is evaluated at.
+
+        Returns:
+            The model with each trained leaf replaced by its rows of ∂r/∂θ (a leading axis of length len(r)), or
+            None.
+        """
         return None
 
     def residual_jacobian_operator(self, model):
-        """∂r/∂θ as a matrix-free operator, or ``None`` where the loss has none for this model."""
+        """∂r/∂θ as a matrix-free operator, or None where the loss has none for this model.
+
+        Args:
+            model: The model the loss is evaluated at.
+
+        Returns:
+            An object with ``mv``, ``rmv`` and ``gram``, or None.
+        """
         return None
 
     def residual_targets(self) -> jax.Array | None:
         """The labels inside r, flat and in r's units (r = prediction − label), or ``None`` if r has no such part: the
-        size of what cancels in r, from which the solver bounds r's rounding error near L = 0."""
+        size of what cancels in r, from which the solver bounds r's rounding error near L = 0.
+
+        Returns:
+            A vector of r's length, or None.
+        """
         return None
 
     def description(self) -> dict:
         """What a trajectory records about the loss: its convention, and where they apply its training length k
-        and weighting."""
+        and weighting.
+
+        Returns:
+            ``{"convention", "k", "weighting"}`` (None where they do not apply).
+        """
         return {"convention": "unknown", "k": None, "weighting": None}

@@ -7,7 +7,8 @@ Seed 000 eqs. 3.2–3.3 (last-step labels) and App. D eq. D.1 (accumulating labe
 
 with scale = 1 (convention ``"L"``) or 1/2 (``"half"``), as for :class:`gflow.PopulationLoss`, whose loss is the
 N → ∞ limit for whitened inputs (E x = 0, E x xᵀ = I). For a linear student the residual of every sequence is
-linear in r_j = h_j − w_j, so L_S is the quadratic form rᵀ Σ̂ r in the inputs' second moments (seed 001 §2.6):
+linear in r_j = h_j − w_j, so L_S is the quadratic form rᵀ Σ̂ r in the inputs' second moments (derived here from seed
+001 eq. 3):
 :meth:`EmpiricalLoss.quadratic_form` computes it that way, as a cross-check of the sequence-by-sequence loss.
 
 :class:`FreshGaussianSequences` draws new N(0, 1) sequences at every step instead (online SGD, seed 000 App.
@@ -59,6 +60,19 @@ def gaussian_sequences(key, n: int, length: int, n_in: int | None = None, *, whi
 
     ``whiten=True`` maps them linearly so that their empirical second moment (1/N) Σ_n vec(x⁽ⁿ⁾) vec(x⁽ⁿ⁾)ᵀ is
     exactly the identity (needs n ≥ length · n_in); the empirical loss then equals the population loss.
+
+    Args:
+        key: A JAX PRNG key.
+        n: N, the number of sequences.
+        length: T, their length.
+        n_in: Inputs per step (None: scalar input).
+        whiten: Make the empirical second moment exactly the identity.
+
+    Returns:
+        Shape (n, length) or (n, length, n_in).
+
+    Raises:
+        GflowInputError: A bad key or size, or ``whiten`` with fewer than length · n_in sequences.
     """
     key = prng_key("key", key)
     n, length = positive_int("n", n), positive_int("length", length)
@@ -92,6 +106,20 @@ class EmpiricalLoss(AbstractSumOfSquares):
 
     def __init__(self, inputs, labels, *, labeling: str = "last_step", convention: str = "L",
                  teacher_response=None):
+        """Hold a fixed sample of sequences and their labels.
+
+        Args:
+            inputs: Shape (N, T) (scalar input) or (N, T, n_in).
+            labels: (N,) / (N, n_out) for ``labeling="last_step"``; (N, T) / (N, T, n_out) for ``"accumulating"``.
+            labeling: ``"last_step"`` (seed 000 eqs. 3.2–3.3, seed 001 eq. 3) or ``"accumulating"`` (a label at every
+                step, seed 000 App. D).
+            convention: ``"L"`` or ``"half"`` (L/2).
+            teacher_response: The teacher's w_0 … w_{T−1}, which enables
+                [`quadratic_form`][gflow.objectives.EmpiricalLoss.quadratic_form].
+
+        Raises:
+            GflowInputError: Shapes that do not match, or bad ``labeling`` / ``convention``.
+        """
         self.labeling = one_of("labeling", labeling, LABELINGS)
         self.convention = one_of("convention", convention, ("L", "half"))
         x = as_float_array("inputs", inputs, ndim=(2, 3))
@@ -114,7 +142,21 @@ class EmpiricalLoss(AbstractSumOfSquares):
     @classmethod
     def from_teacher(cls, key, teacher, n: int, length: int, *, labeling: str = "last_step", convention: str = "L",
                      whiten: bool = False) -> "EmpiricalLoss":
-        """N Gaussian sequences of length T (see :func:`gaussian_sequences`) labelled by ``teacher``."""
+        """N Gaussian sequences of length T (see :func:`gaussian_sequences`) labelled by ``teacher``.
+
+        Args:
+            key: A JAX PRNG key.
+            teacher: A linear teacher with ``impulse_response(n)``.
+            n: N, the number of sequences.
+            length: T, their length.
+            labeling: ``"last_step"`` or ``"accumulating"``.
+            convention: ``"L"`` or ``"half"``.
+            whiten: Whiten the inputs (see [`gaussian_sequences`][gflow.objectives.gaussian_sequences]), so that the
+                loss equals the [`PopulationLoss`][gflow.objectives.PopulationLoss].
+
+        Returns:
+            An `EmpiricalLoss` that also holds the teacher's response.
+        """
         one_of("labeling", labeling, LABELINGS)
         w = _response_of(teacher, positive_int("length", length))
         n_in = None if w.ndim == 1 else w.shape[2]
@@ -158,10 +200,21 @@ class EmpiricalLoss(AbstractSumOfSquares):
         return (jnp.sqrt(self.scale / self.n) * self.labels).reshape(-1)
 
     def quadratic_form(self, model) -> jax.Array:
-        """L_S of a linear RNN as rᵀ Σ̂ r in r_j = h_j − w_j (seed 001 §2.6), from the impulse response alone.
+        """L_S of a linear RNN as rᵀ Σ̂ r in r_j = h_j − w_j, from the impulse response alone (derived here from seed
+        001
+        eq. 3).
 
         With M[a, b] = (1/N) Σ_n x_a⁽ⁿ⁾ x_b⁽ⁿ⁾ᵀ: L_S = scale · Σ_{t supervised} Σ_{i,j≤t} tr(r_iᵀ r_j M[t−j, t−i]).
         Equals the loss when the labels are the teacher's noise-free outputs.
+
+        Args:
+            model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+        Returns:
+            A scalar array.
+
+        Raises:
+            GflowInputError: The loss holds no ``teacher_response``.
         """
         if self.teacher_response is None:
             raise GflowInputError("quadratic_form needs `teacher_response` (build the loss with from_teacher)")
@@ -181,7 +234,20 @@ class EmpiricalLoss(AbstractSumOfSquares):
 
     # ------------------------------------------------------------------------------ minibatches (for SGD)
     def minibatch_init(self, key, batch_size: int, shuffle: str = "epoch"):
-        """The sampler's state for :meth:`minibatch`; checks that ``batch_size`` fits the dataset."""
+        """The sampler's state for :meth:`minibatch`; checks that ``batch_size`` fits the dataset.
+
+        Args:
+            key: A JAX PRNG key for the sampling.
+            batch_size: Sequences per minibatch, at most N.
+            shuffle: ``"epoch"`` or ``"with_replacement"`` (see
+                [`minibatch`][gflow.objectives.EmpiricalLoss.minibatch]).
+
+        Returns:
+            The state, a dict of arrays.
+
+        Raises:
+            GflowInputError: A bad key, a batch larger than the dataset, or an unknown ``shuffle``.
+        """
         key = prng_key("key", key)
         batch_size = positive_int("batch_size", batch_size)
         one_of("shuffle", shuffle, SHUFFLES)
@@ -192,7 +258,17 @@ class EmpiricalLoss(AbstractSumOfSquares):
     def minibatch(self, state, step, batch_size: int, shuffle: str = "epoch"):
         """(loss on the minibatch used at ``step``, new state). ``shuffle="epoch"``: a fresh permutation every
         ⌊N / batch⌋ steps, remainder dropped (torch DataLoader(shuffle=True, drop_last=True));
-        ``"with_replacement"``: i.i.d. uniform indices at every step."""
+        ``"with_replacement"``: i.i.d. uniform indices at every step.
+
+        Args:
+            state: The sampler's state (from ``minibatch_init`` or the previous call).
+            step: The step number (may be traced).
+            batch_size: Sequences per minibatch.
+            shuffle: ``"epoch"`` or ``"with_replacement"``.
+
+        Returns:
+            ``(batch, state)``: the loss on the minibatch's sequences, and the new state.
+        """
         if shuffle == "with_replacement":
             idx = jax.random.randint(jax.random.fold_in(state["key"], step), (batch_size,), 0, self.n)
         else:
@@ -220,6 +296,14 @@ class FreshGaussianSequences(eqx.Module):
     convention: str = eqx.field(static=True)
 
     def __init__(self, teacher, length: int, *, labeling: str = "last_step", convention: str = "L"):
+        """Label a stream of Gaussian sequences with ``teacher``.
+
+        Args:
+            teacher: A linear teacher with ``impulse_response(n)``.
+            length: T.
+            labeling: ``"last_step"`` or ``"accumulating"``.
+            convention: ``"L"`` or ``"half"``.
+        """
         self.labeling = one_of("labeling", labeling, LABELINGS)
         self.convention = one_of("convention", convention, ("L", "half"))
         self.response = jax.lax.stop_gradient(_response_of(teacher, positive_int("length", length)))

@@ -8,7 +8,7 @@ with weight_j = 1 (last-step labels) or weight_j = k − j (labels at every step
 nonnegative weights given lag by lag: impulse sequences whose last output is labelled see one lag each, so Slutzky
 et al.'s (NeurIPS 2025, §3) mean squared error over a "baseline" sequence (lag L − 1) and a "special" one (lag 1) is
 weights ½ at those two lags (:meth:`PopulationLoss.at_lags`). ``convention="half"`` multiplies by 1/2, which is the
-time unit of seed 000's appendix (spec 000 §3.2).
+time unit of seed 000's appendix (Lemma E.4, eqs. E.9–E.10).
 """
 
 from __future__ import annotations
@@ -48,25 +48,66 @@ def _lag_weights(weighting, k):
     return w
 
 
-class PopulationLoss(AbstractSumOfSquares):
-    """L(model) = scale · Σ_j weight_j ‖h_j − w_j‖², written as ‖r‖² with r = residuals(model).
+class _HeldResponse(eqx.Module):
+    """A teacher given by its impulse response table (h*_0, …, h*_{n−1}), zero beyond it: how
+    :meth:`PopulationLoss.padded_to` hands a loss's own target back to the constructor."""
 
-    ``weighting``: ``"uniform"`` (weight 1 at every lag j < k), ``"accumulating"`` (k − j), or a vector of k
-    nonnegative per-lag weights (k_max of them when ``k_max`` is given; ``weighting == "custom"`` afterwards;
-    :meth:`at_lags` builds one from a dict). The loss's training length (``description()["k"]``) is then the last
-    lag with a non-zero weight + 1, whatever trailing zeros the vector has.
+    table: jax.Array
+
+    def impulse_response(self, n: int) -> jax.Array:
+        pad = n - self.table.shape[0]
+        if pad <= 0:
+            return self.table[:n]
+        return jnp.concatenate([self.table, jnp.zeros((pad,) + self.table.shape[1:], self.table.dtype)])
+
+
+class PopulationLoss(AbstractSumOfSquares):
+    """The closed-form population loss of a linear RNN against a teacher: L = scale · Σ_j weight_j ‖h_j − w_j‖².
+
+    Seed 000 eq. 3.4 / Lemma E.1 and seed 001 Lemma 3.1 / C.1 (whitened inputs), App. D eq. D.3 for the accumulating
+    weights; written as ‖r‖² with r = [`residuals`][gflow.objectives.PopulationLoss.residuals]. The loss's training
+    length (``description()["k"]``, [`training_length`][gflow.objectives.PopulationLoss.training_length]) is the last
+    lag with a non-zero weight + 1, whatever trailing zeros a weight vector has.
+
+    See also: [`SampleLoss`][gflow.objectives.SampleLoss] (the same loss on given sequences),
+    [`EmpiricalLoss`][gflow.objectives.EmpiricalLoss] (on sampled sequences).
     """
 
     target: jax.Array
+    """The teacher's impulse response w_0 … w_{n_lags−1}, zero beyond the training length."""
     weights: jax.Array
-    n_lags: int = eqx.field(static=True)  # lags held: the training length k, or k_max when padded
+    """The per-lag weights, the convention's factor (1 or ½) folded in, zero beyond the training length."""
+    n_lags: int = eqx.field(static=True)
+    """The number of lags the loss holds: the training length k, or k_max when padded (not the training length,
+    which is [`training_length`][gflow.objectives.PopulationLoss.training_length])."""
     weighting: str = eqx.field(static=True)
+    """``"uniform"``, ``"accumulating"`` or ``"custom"`` (per-lag weights given as a vector)."""
     convention: str = eqx.field(static=True)
+    """``"L"`` (no factor) or ``"half"`` (L/2, the time unit of seed 000's appendix)."""
 
     def __init__(self, teacher, k: int, weighting: str = "uniform", convention: str = "L", *, k_max: int | None = None):
-        """``k_max``: hold k_max lags with zero weight beyond k (as :meth:`padded_to`), so that losses of
-        different training lengths have one shape; then ``k`` may be a traced integer, e.g.
-        ``eqx.filter_vmap(lambda t, k: PopulationLoss(t, k, k_max=24))(teachers, jnp.arange(16, 25))``."""
+        """Build the loss over the teacher's first k lags.
+
+        Args:
+            teacher: A model with an ``impulse_response(n)`` method (a [`LinearRNN`][gflow.models.LinearRNN], a
+                teacher of :mod:`gflow.objectives.teachers`).
+            k: The training length: lags j = 0 … k − 1 are weighted. May be a traced integer (under ``vmap``) when
+                ``k_max`` is given.
+            weighting: ``"uniform"`` (weight 1 at every lag j < k: last-step labels), ``"accumulating"`` (k − j: labels
+                at every step, seed 000 App. D), or a vector of nonnegative per-lag weights (k of them, k_max when
+                ``k_max`` is given; ``weighting == "custom"`` afterwards;
+                [`at_lags`][gflow.objectives.PopulationLoss.at_lags]
+                builds one from a dict).
+            convention: ``"L"`` (no factor) or ``"half"`` (L/2, the time unit of seed 000's appendix, Lemma E.4).
+            k_max: Hold k_max lags with zero weight beyond k (as
+                [`padded_to`][gflow.objectives.PopulationLoss.padded_to]),
+                so that losses of different training lengths have one shape, e.g.
+                ``eqx.filter_vmap(lambda t, k: PopulationLoss(t, k, k_max=24))(teachers, jnp.arange(16, 25))``.
+
+        Raises:
+            GflowInputError: A bad ``k``, ``k_max``, ``weighting`` or ``convention``, a traced ``k`` without ``k_max``,
+                or a teacher without ``impulse_response``.
+        """
         traced = is_traced(k)
         if traced and k_max is None:
             raise GflowInputError("a traced training length `k` (under vmap) needs a static `k_max`")
@@ -95,10 +136,23 @@ class PopulationLoss(AbstractSumOfSquares):
 
     @classmethod
     def at_lags(cls, teacher, lag_weights: dict, convention: str = "L") -> "PopulationLoss":
-        """The loss Σ_j weight_j ‖h_j − w_j‖² over the lags named in ``lag_weights`` ({lag: weight}), k = the largest
-        lag + 1. Slutzky et al.'s baseline design at length L is ``{L − 1: 1}``, with the special sequence
-        ``{L − 1: 0.5, 1: 0.5}`` (the mean over the two sequences). Built in numpy: under ``vmap`` (a traced
-        weight) use ``PopulationLoss(teacher, k, weighting=w)`` with the vector itself."""
+        """The loss Σ_j weight_j ‖h_j − w_j‖² over the lags named in ``lag_weights``, k = the largest lag + 1.
+
+        Slutzky et al.'s baseline design at length L is ``{L − 1: 1}``, with the special sequence
+        ``{L − 1: 0.5, 1: 0.5}`` (the mean over the two sequences). Built in numpy: under ``vmap`` (a traced weight) use
+        ``PopulationLoss(teacher, k, weighting=w)`` with the vector itself.
+
+        Args:
+            teacher: A model with an ``impulse_response(n)`` method.
+            lag_weights: ``{lag: weight}``, lags integers ≥ 0, weights nonnegative and not all zero.
+            convention: ``"L"`` or ``"half"``.
+
+        Returns:
+            A `PopulationLoss` with ``weighting == "custom"``.
+
+        Raises:
+            GflowInputError: ``lag_weights`` is not a non-empty dict of integer lags and valid weights.
+        """
         if not isinstance(lag_weights, dict) or not lag_weights:
             raise GflowInputError(f"`lag_weights` must be a non-empty dict {{lag: weight}}, got {lag_weights!r}")
         lags = list(lag_weights)
@@ -110,6 +164,12 @@ class PopulationLoss(AbstractSumOfSquares):
         return cls(teacher, len(w), weighting=w, convention=convention)
 
     def description(self) -> dict:
+        """What the loss is, as plain data for a trajectory's record.
+
+        Returns:
+            ``{"convention", "k", "weighting"}``, and ``"lag_weights"`` (before the convention's factor) for custom
+            weights.
+        """
         out = {"convention": self.convention, "k": self.training_length, "weighting": self.weighting}
         if self.weighting == "custom":
             scale = 2.0 if self.convention == "half" else 1.0
@@ -118,27 +178,44 @@ class PopulationLoss(AbstractSumOfSquares):
 
     @property
     def training_length(self) -> int:
-        """The number of lags the loss sees: 1 + the last lag with non-zero weight (k, also after
-        :meth:`padded_to`)."""
+        """The number of lags the loss sees: 1 + the last lag with non-zero weight.
+
+        This is k, also after [`padded_to`][gflow.objectives.PopulationLoss.padded_to]; the number of lags held is
+        [`n_lags`][gflow.objectives.PopulationLoss.n_lags].
+        """
         nonzero = np.flatnonzero(np.asarray(self.weights))
         return int(nonzero[-1]) + 1 if nonzero.size else 0
 
     def padded_to(self, k_max: int) -> "PopulationLoss":
-        """The same loss over k_max ≥ k lags with zero weight beyond k, so that losses of different
-        training lengths have one shape and can be batched (:func:`gflow.solve_flows`)."""
+        """The same loss over more lags, with zero weight beyond the training length.
+
+        Losses of different training lengths padded to one ``k_max`` have one shape and can be batched
+        ([`gflow.solve_flows`][]). The padded loss is built by the constructor from the response this loss holds (as a
+        teacher whose impulse response is that table, zero beyond it), its training length and its weighting, so
+        its ``target`` and ``weights`` are this loss's arrays followed by zeros.
+
+        Args:
+            k_max: The number of lags the padded loss holds; at least
+                [`n_lags`][gflow.objectives.PopulationLoss.n_lags].
+
+        Returns:
+            A `PopulationLoss` with ``n_lags == k_max``, the same value, gradient and
+            [`training_length`][gflow.objectives.PopulationLoss.training_length].
+
+        Raises:
+            GflowInputError: ``k_max`` is not a positive integer or is below ``n_lags``.
+        """
         k_max = positive_int("k_max", k_max)
         if k_max < self.n_lags:
             raise GflowInputError(f"`k_max` ({k_max}) must be at least the {self.n_lags} lags the loss already holds "
                                   f"(training length k = {self.training_length})")
-        pad = k_max - self.n_lags
-        out = object.__new__(PopulationLoss)
-        object.__setattr__(out, "n_lags", k_max)
-        object.__setattr__(out, "weighting", self.weighting)
-        object.__setattr__(out, "convention", self.convention)
-        zeros = jnp.zeros((pad,) + self.target.shape[1:], self.target.dtype)
-        object.__setattr__(out, "target", jnp.concatenate([self.target, zeros]))
-        object.__setattr__(out, "weights", jnp.concatenate([self.weights, jnp.zeros(pad, self.weights.dtype)]))
-        return out
+        held = _HeldResponse(self.target)
+        if self.weighting == "custom":
+            # the per-lag weights as given (before the convention's scale, a power of two: exact), zero-padded
+            unscaled = self.weights / (0.5 if self.convention == "half" else 1.0)
+            lag_weights = jnp.concatenate([unscaled, jnp.zeros(k_max - self.n_lags, unscaled.dtype)])
+            return PopulationLoss(held, self.n_lags, lag_weights, self.convention, k_max=k_max)
+        return PopulationLoss(held, self.training_length, self.weighting, self.convention, k_max=k_max)
 
     def _check_model(self, model):
         h_shape = self.target.shape[1:]
@@ -150,25 +227,46 @@ class PopulationLoss(AbstractSumOfSquares):
             )
 
     def residuals(self, model) -> jax.Array:
-        """r with L = ‖r‖²: r_j = √(scale·weight_j) (h_j − w_j), flattened."""
+        """The residuals r with L = ‖r‖²: r_j = √(scale·weight_j) (h_j − w_j), flattened.
+
+        Args:
+            model: A [`LinearRNN`][gflow.models.LinearRNN] whose output shape matches the teacher's.
+
+        Returns:
+            A vector of length ``n_lags`` × outputs × inputs.
+
+        Raises:
+            GflowInputError: The model's output shape differs from the teacher's.
+        """
         self._check_model(model)
         diff = model.impulse_response(self.n_lags) - self.target
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (diff.ndim - 1))
         return (w * diff).reshape(-1)
 
     def residual_targets(self) -> jax.Array:
-        """√(scale·weight_j) w_j, flattened as :meth:`residuals`."""
+        """The labels inside the residuals: √(scale·weight_j) w_j, flattened as
+        [`residuals`][gflow.objectives.PopulationLoss.residuals].
+
+        Returns:
+            A vector of the residuals' length.
+        """
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (self.target.ndim - 1))
         return (w * self.target).reshape(-1)
 
     def residual_jacobian(self, model):
-        """∂r/∂θ in closed form, as a model whose trained leaves carry a leading axis of length m = len(r) (Frozen
-        layers are left as they are: they are not coordinates of the flow).
+        """∂r/∂θ in closed form, as a model whose trained leaves carry a leading axis of length m = len(r).
 
-        With v_j = A^j B and u_j = (Aᵀ)^j Cᵀ (spec 001 §3.1): ∂h_j/∂B = u_j, ∂h_j/∂C = v_j and
-        ∂h_j/∂A = Σ_{s<j} u_s v_{j−1−s}ᵀ, chained through the parameterization of A by a VJP. Costs O(k² d²)
-        and no reverse passes; the stiff solver uses it for its Gauss–Newton matrix. For diagonal A (eigenvalues
-        a) it is ∂h_j/∂a_p = j a_p^{j−1} C_p B_p, O(k d): a diagonal SSM of any width.
+        With v_j = A^j B and u_j = (Aᵀ)^j Cᵀ (seed 001 eqs. 5–7 and 21–23): ∂h_j/∂B = u_j, ∂h_j/∂C = v_j and
+        ∂h_j/∂A = Σ_{s<j} u_s v_{j−1−s}ᵀ, chained through the parameterization of A by a VJP. Costs O(k² d²) and no
+        reverse passes; the stiff solver uses it for its Gauss–Newton matrix. For diagonal A (eigenvalues a) it is
+        ∂h_j/∂a_p = j a_p^{j−1} C_p B_p, O(k d): a diagonal SSM of any width.
+
+        Args:
+            model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+        Returns:
+            ``model`` with each trained layer replaced by its rows of ∂r/∂θ (shape (m,) + the layer's shape);
+            [`Frozen`][gflow.models.Frozen] layers are left as they are: they are not coordinates of the flow.
         """
         self._check_model(model)
         k, d = self.n_lags, model.d
@@ -207,9 +305,16 @@ class PopulationLoss(AbstractSumOfSquares):
                            tuple(blocks[name]() for name in trained))
 
     def residual_jacobian_operator(self, model):
-        """∂r/∂θ as a matrix-free operator (J·b, Jᵀ·z, J Jᵀ in O(d²k + k⁴), gflow/objectives/_residual_jacobian.py) for a
-        SISO model with A general or symmetric ("restricted"); ``None`` for other models, which use the
-        materialized :meth:`residual_jacobian` (O(k d) for diagonal A)."""
+        """∂r/∂θ as a matrix-free operator: J·b, Jᵀ·z and J Jᵀ in O(d²k + k⁴).
+
+        Args:
+            model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+        Returns:
+            An [`ImpulseResponseJacobian`][gflow.objectives.ImpulseResponseJacobian] for a SISO model with A general
+            or symmetric (``"restricted"``); None for other models, which use the materialized
+            [`residual_jacobian`][gflow.objectives.PopulationLoss.residual_jacobian] (O(k d) for diagonal A).
+        """
         self._check_model(model)
         supported = model.structure == "general" or (model.structure == "symmetric"
                                                      and model.parameterization == "restricted")

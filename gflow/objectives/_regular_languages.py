@@ -1,9 +1,9 @@
 """Regular languages over {0, 1} and their label-balanced samples, fed to an RNN as seed 002's normalized sequences.
 
-Seed 002 (Panigrahi & Goyal 2021, §4 "regular languages", spec 002 §4) says that D_{L1} (exactly one 1), pattern
+Seed 002 (Panigrahi & Goyal 2021, §4 "regular languages") says that D_{L1} (exactly one 1), pattern
 matching (contains a given substring) and PARITY are expressible in its concept class with small complexity, and
 reports (in an appendix missing from our copy) that RNNs "perform well on regular language recognition". The bit
-encoding is in that missing appendix too; ours follows Def. 3.1 (spec 002 §1.2) with d = 4:
+encoding is in that missing appendix too; ours follows Def. 3.1 with d = 4:
 
     x⁽¹⁾ = x⁽ᴸ⁺²⁾ = (0, 0, 0, 1)   (bias tokens),    x⁽ˡ⁺¹⁾ = (ε_x x̄(z_l), 0),   l = 1 … L,
     x̄(0) = (√3/2, 0, 1/2),   x̄(1) = (0, √3/2, 1/2)   (unit vectors with last coordinate 1/2),
@@ -33,17 +33,39 @@ def _bits(z) -> np.ndarray:
 
 
 def d_l1(z) -> np.ndarray:
-    """D_{L1}(z) = 1 iff z contains exactly one 1 (seed 002 §4, Thm H.1)."""
+    """D_{L1}(z) = 1 iff z contains exactly one 1 (seed 002 §4, Thm H.1).
+
+    Args:
+        z: Bit strings, shape (n, L) (or one string, (L,)).
+
+    Returns:
+        The 0/1 labels.
+    """
     return (_bits(z).sum(axis=-1) == 1).astype(np.int64)
 
 
 def parity(z) -> np.ndarray:
-    """PARITY(z) = z_1 + … + z_L mod 2 (seed 002 §4)."""
+    """PARITY(z) = z_1 + … + z_L mod 2 (seed 002 §4).
+
+    Args:
+        z: Bit strings, shape (n, L) (or one string, (L,)).
+
+    Returns:
+        The 0/1 labels.
+    """
     return (_bits(z).sum(axis=-1) % 2).astype(np.int64)
 
 
 def contains(z, pattern: str = "101") -> np.ndarray:
-    """1 iff the substring ``pattern`` (a string of '0'/'1') occurs in z (seed 002 §4, "pattern matching")."""
+    """1 iff the substring ``pattern`` (a string of '0'/'1') occurs in z (seed 002 §4, "pattern matching").
+
+    Args:
+        z: Bit strings, shape (n, L) (or one string, (L,)).
+        pattern: The substring.
+
+    Returns:
+        The 0/1 labels.
+    """
     if not isinstance(pattern, str) or not pattern or set(pattern) - {"0", "1"}:
         raise GflowInputError(f"`pattern` must be a non-empty string of '0' and '1', got {pattern!r}")
     z = _bits(z)
@@ -53,7 +75,16 @@ def contains(z, pattern: str = "101") -> np.ndarray:
 
 
 def membership(language: str, z, *, pattern: str = "101") -> np.ndarray:
-    """The 0/1 label of ``language`` (``"d_l1"``, ``"parity"``, ``"contains"``) for each string of z."""
+    """The 0/1 label of ``language`` (``"d_l1"``, ``"parity"``, ``"contains"``) for each string of z.
+
+    Args:
+        language: ``"d_l1"``, ``"parity"`` or ``"contains"``.
+        z: Bit strings, shape (n, L).
+        pattern: The substring for ``"contains"``.
+
+    Returns:
+        The 0/1 labels.
+    """
     language = one_of("language", language, LANGUAGES)
     return contains(z, pattern) if language == "contains" else {"d_l1": d_l1, "parity": parity}[language](z)
 
@@ -67,6 +98,17 @@ def balanced_strings(seed: int, language: str, n: int, length: int, *, pattern: 
     is not just "few 1s vs many". ``exclude`` (an (k, L) array) lists strings that may not be drawn, when the
     language has enough strings to avoid them (used to keep test strings out of the training set); members of
     D_{L1} (only L of them) are never excluded. Returns (strings (n, L) int, labels (n,) in {0, 1}).
+
+    Args:
+        seed: An integer seed (numpy).
+        language: ``"d_l1"``, ``"parity"`` or ``"contains"``.
+        n: The number of strings, even.
+        length: L, bits per string.
+        pattern: The substring for ``"contains"``.
+        exclude: Strings that may not be drawn, shape (k, L).
+
+    Returns:
+        ``(strings, labels)``, shapes (n, L) and (n,).
     """
     n, length = positive_int("n", n, minimum=2), positive_int("length", length, minimum=2)
     if n % 2:
@@ -102,7 +144,15 @@ def balanced_strings(seed: int, language: str, n: int, length: int, *, pattern: 
 
 
 def encode_strings(z, eps_x: float = 1.0) -> jax.Array:
-    """Bit strings (n, L) → normalized token sequences (n, L + 2, 4) of seed 002 Def. 3.1 (module docstring)."""
+    """Bit strings (n, L) → normalized token sequences (n, L + 2, 4) of seed 002 Def. 3.1 (module docstring).
+
+    Args:
+        z: Bit strings, shape (n, L).
+        eps_x: ε_x, the scale of the true tokens.
+
+    Returns:
+        Shape (n, L + 2, 4).
+    """
     z = _bits(z).reshape(-1, np.shape(z)[-1])
     eps_x = positive_float("eps_x", eps_x)
     s = math.sqrt(3.0) / 2.0

@@ -1,8 +1,8 @@
 """The residual Jacobian J = ∂r/∂θ as a linear operator: J·b, Jᵀ·z and the Gram matrix J Jᵀ.
 
-The stiff solver needs only these three (Woodbury, gflow/flow/_rosenbrock.py). For a SISO linear RNN they have a
-structure that avoids the m × n matrix altogether (spec 001 §3.1, Matrix Cookbook eq. 91): with
-u_s = (Aᵀ)^s Cᵀ and v_l = A^l B stacked as the rows of U, V (k × d),
+The stiff solver needs only these three (Woodbury, :class:`gflow.flow.GaussNewtonRosenbrock`). For a SISO linear RNN
+they have a structure that avoids the m × n matrix altogether (seed 001 eqs. 5–7, Matrix Cookbook eq. 91): with u_s =
+(Aᵀ)^s Cᵀ and v_l = A^l B stacked as the rows of U, V (k × d),
 
     ∂h_j/∂A = Σ_{s+l=j−1} u_s v_lᵀ = Uᵀ E_j V,    ∂h_j/∂B = u_j,    ∂h_j/∂C = v_j,
 
@@ -33,12 +33,33 @@ class DenseResidualJacobian(eqx.Module):
     matrix: jax.Array
 
     def mv(self, b):
+        """J·b.
+
+        Args:
+            b: A vector of length n.
+
+        Returns:
+            A vector of length m.
+        """
         return self.matrix @ b
 
     def rmv(self, z):
+        """Jᵀ·z.
+
+        Args:
+            z: A vector of length m.
+
+        Returns:
+            A vector of length n.
+        """
         return self.matrix.T @ z
 
     def gram(self):
+        """J Jᵀ.
+
+        Returns:
+            An (m, m) array.
+        """
         return self.matrix @ self.matrix.T
 
 
@@ -73,7 +94,14 @@ class ImpulseResponseJacobian(eqx.Module):
         return jnp.asarray(_antidiagonal_selector(self.U.shape[0]))
 
     def mv(self, tangent):
-        """J·b for a tangent model b (same structure as the model; its frozen layers are ignored)."""
+        """J·b for a tangent model b (same structure as the model; its frozen layers are ignored).
+
+        Args:
+            tangent: A model of the linearization point's structure.
+
+        Returns:
+            A vector of length k.
+        """
         dh = jnp.zeros(self.U.shape[0], self.U.dtype)
         if "A" in self.trained:
             dA = tangent.A
@@ -88,7 +116,14 @@ class ImpulseResponseJacobian(eqx.Module):
         return self.sqrt_weights * dh
 
     def rmv(self, z):
-        """Jᵀ·z as a model of cotangents (its trained layers replaced)."""
+        """Jᵀ·z as a model of cotangents (its trained layers replaced).
+
+        Args:
+            z: A vector of length k.
+
+        Returns:
+            The model with its trained layers replaced by the cotangents.
+        """
         zw = self.sqrt_weights * z
         m = self.model
 
@@ -104,7 +139,11 @@ class ImpulseResponseJacobian(eqx.Module):
                            tuple(blocks[name]() for name in self.trained))
 
     def gram(self):
-        """J Jᵀ (k × k): a sum over the trained layers."""
+        """J Jᵀ (k × k): a sum over the trained layers.
+
+        Returns:
+            A (k, k) array.
+        """
         UU, VV = self.U @ self.U.T, self.V @ self.V.T
         G = jnp.zeros_like(UU)
         if "A" in self.trained:

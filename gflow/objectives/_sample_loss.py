@@ -62,6 +62,18 @@ class SampleLoss(AbstractSumOfSquares):
     supervised: tuple[int, ...] = eqx.field(static=True)  # 0-based supervised steps
 
     def __init__(self, inputs, labels, *, steps="all", convention: str = "L"):
+        """Hold a fixed sample of sequences and their labels.
+
+        Args:
+            inputs: Shape (N, T) (scalar input) or (N, T, n_in).
+            labels: The target at every step: shape (N, T) or (N, T, n_out); values at unsupervised steps are ignored.
+            steps: Which steps are supervised: ``"all"``, ``"last"``, or distinct 1-based steps in 1 … T (e.g.
+                ``range(3, T + 1)``).
+            convention: ``"L"`` or ``"half"`` (L/2).
+
+        Raises:
+            GflowInputError: Shapes that do not match, non-finite values, or bad ``steps`` / ``convention``.
+        """
         self.convention = one_of("convention", convention, CONVENTIONS)
         x = as_float_array("inputs", inputs, ndim=(2, 3))
         y = as_float_array("labels", labels, ndim=(2, 3))
@@ -76,7 +88,24 @@ class SampleLoss(AbstractSumOfSquares):
                      n_in: int | None = None, steps="all", convention: str = "L") -> "SampleLoss":
         """N sequences of length T from ``sampler(key, n, length)`` (default: N(0, 1) entries, shape (n, T) or
         (n, T, n_in), :func:`gflow.objectives.gaussian_sequences`) labelled by ``teacher`` (a callable on one sequence,
-        e.g. a model or a teacher of ``gflow.objectives.nonlinear_teachers``)."""
+        e.g. a model or a teacher of ``gflow.objectives.nonlinear_teachers``).
+
+        Args:
+            key: A JAX PRNG key for the sampler.
+            teacher: A callable mapping one input sequence to its outputs.
+            n: N, the number of sequences.
+            length: T, their length.
+            sampler: ``sampler(key, n, length)`` returning the inputs, shape (n, T[, n_in]).
+            n_in: Inputs per step for the default sampler (None: scalar input).
+            steps: The supervised steps, as for the constructor.
+            convention: ``"L"`` or ``"half"``.
+
+        Returns:
+            A `SampleLoss` with the teacher's outputs as labels.
+
+        Raises:
+            GflowInputError: A bad key, size, teacher or sampler output.
+        """
         key = prng_key("key", key)
         n, length = positive_int("n", n), positive_int("length", length)
         if not callable(teacher):

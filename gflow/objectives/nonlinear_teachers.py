@@ -4,7 +4,7 @@ They label the sample of :class:`gflow.objectives.SampleLoss` (``SampleLoss.from
 
 | teacher | paper | labels |
 |---|---|---|
-| :class:`TokenSumTeacher` | seed 004 eq. (3.1) [RECON] | y_j = Σ_{i<j} Σ_r b Φ(⟨w, x̄_i⟩) at j = 3 … L |
+| :class:`TokenSumTeacher` | seed 004 eq. (3.1), reconstructed | y_j = Σ_{i<j} Σ_r b Φ(⟨w, x̄_i⟩) at j = 3 … L |
 | :class:`SequenceConceptTeacher` | seed 002 Def. 3.3 | y_L = Σ_r b Φ(⟨w, [x̄⁽²⁾ … x̄⁽ᴸ⁻¹⁾]⟩) |
 | :class:`TransportTeacher` | seed 003 eq. (8) | F̃_t of transport maps (v_w, v_u), by Monte Carlo |
 | :func:`fit_gru_teacher` | seed 000 App. C.2.3 | a small-init GRU fitted to an impulse response |
@@ -31,12 +31,26 @@ from ._input_sequence import check_sequence, true_tokens
 
 
 def square(z):
-    """Φ(z) = z² (a constant-degree polynomial concept, spec 002 P4)."""
+    """Φ(z) = z² (a constant-degree polynomial concept, prediction 002-P4).
+
+    Args:
+        z: An array.
+
+    Returns:
+        z², elementwise.
+    """
     return z * z
 
 
 def cube(z):
-    """Φ(z) = z³."""
+    """Φ(z) = z³.
+
+    Args:
+        z: An array.
+
+    Returns:
+        z³, elementwise.
+    """
     return z * z * z
 
 
@@ -80,11 +94,12 @@ def _random_concept(cls, key, length, d, eps_x, p, n_out, phi, w_shape, b_shape)
 
 
 class TokenSumTeacher(_TokenConcept):
-    """Seed 004's concept class ([RECON] eq. 3.1): at every output position j = 3 … L
+    """Seed 004's concept class (eq. 3.1, reconstructed: the display is lost from our copy): at every output
+    position j = 3 … L
 
         F*_{j,s}(x̄) = Σ_{i=2}^{j−1} Σ_{r≤p} b_{i→j,r,s} Φ(⟨w_{i→j,r,s}, x̄_i⟩),   ‖w‖ = 1, |b| ≤ 1, Φ(0) = 0,
 
-    a sum of functions of single earlier tokens ("adapts to time but not to tokens", seed 002 L31). ``w`` has
+    a sum of functions of single earlier tokens ("adapts to time but not to tokens", as seed 002 puts it). ``w`` has
     shape (L−2, L, p, d_out, d−1) (true position i = 2 … L−1, output position j = 1 … L), ``b`` (L−2, L, p, d_out);
     entries with i ≥ j are ignored. Input: a normalized sequence (L, d); output (L,) or (L, d_out), zero at j ≤ 2.
     """
@@ -103,7 +118,20 @@ class TokenSumTeacher(_TokenConcept):
 
 def token_sum_teacher(key, length: int, d: int, *, eps_x: float, p: int = 1, n_out: int | None = None,
                       phi: Callable = square) -> TokenSumTeacher:
-    """A random :class:`TokenSumTeacher` for normalized sequences of length L and token dimension d."""
+    """A random :class:`TokenSumTeacher` for normalized sequences of length L and token dimension d.
+
+    Args:
+        key: A JAX PRNG key.
+        length: L.
+        d: The token dimension.
+        eps_x: ε_x of the normalized sequences it reads.
+        p: Terms per (i, j) pair.
+        n_out: d_out (None: scalar output).
+        phi: Φ, with Φ(0) = 0.
+
+    Returns:
+        A [`TokenSumTeacher`][gflow.objectives.nonlinear_teachers.TokenSumTeacher].
+    """
     return _random_concept(TokenSumTeacher, key, length, d, eps_x, p, n_out, phi,
                            lambda L, d, p, s: (L - 2, L, p, s, d - 1), lambda L, p, s: (L - 2, L, p, s))
 
@@ -128,7 +156,20 @@ class SequenceConceptTeacher(_TokenConcept):
 
 def sequence_concept_teacher(key, length: int, d: int, *, eps_x: float, p: int = 1, n_out: int | None = None,
                              phi: Callable = square) -> SequenceConceptTeacher:
-    """A random :class:`SequenceConceptTeacher`."""
+    """A random :class:`SequenceConceptTeacher`.
+
+    Args:
+        key: A JAX PRNG key.
+        length: L.
+        d: The token dimension.
+        eps_x: ε_x of the normalized sequences it reads.
+        p: Hidden units.
+        n_out: d_out (None: scalar output).
+        phi: Φ, with Φ(0) = 0.
+
+    Returns:
+        A [`SequenceConceptTeacher`][gflow.objectives.nonlinear_teachers.SequenceConceptTeacher].
+    """
     return _random_concept(SequenceConceptTeacher, key, length, d, eps_x, p, n_out, phi,
                            lambda L, d, p, s: (p, s, (L - 2) * (d - 1)), lambda L, p, s: (p, s))
 
@@ -164,13 +205,30 @@ class TransportTeacher(eqx.Module):
 def transport_teacher(key, d: int | None = None, *, alpha: float, activation: str = "tanh", n_samples: int = 4096,
                       nu_w: float = 1.0, nu_u: float = 1.0, v_w=None, v_u: Callable | None = None) -> TransportTeacher:
     """A :class:`TransportTeacher` in the class F_{ν̄_w, ν̄_u} of seed 003 eq. (9) (inputs of dimension d; None:
-    scalar). The paper gives no concrete target (spec 003 §2.2); our defaults:
+    scalar). The paper gives no concrete target (seed 003 §3.2); our defaults:
 
     - ``v_w`` = (v_w(+α), v_w(−α)), default drawn U(−ν̄_w, ν̄_w);
     - ``v_u`` a function ℝ^d → ℝ^d (ℝ → ℝ for scalar inputs), default the constant ν̄_u e with e a random unit
       vector (an odd v_u would average out against the even σ' of tanh: F̃ ≈ 0).
 
     Both are checked against ν̄_w, ν̄_u on the M samples (|v_w| ≤ ν̄_w, ‖v_u(u₀)‖ ≤ ν̄_u).
+
+    Args:
+        key: A JAX PRNG key.
+        d: The input dimension (None: scalar inputs).
+        alpha: α, the magnitude of w₀.
+        activation: The activation's name.
+        n_samples: M, the Monte-Carlo samples (w₀, u₀).
+        nu_w: ν̄_w.
+        nu_u: ν̄_u.
+        v_w: The pair (v_w(+α), v_w(−α)).
+        v_u: The map v_u.
+
+    Returns:
+        A [`TransportTeacher`][gflow.objectives.nonlinear_teachers.TransportTeacher].
+
+    Raises:
+        GflowInputError: ``v_w`` or ``v_u`` outside the class's bounds, or a bad size.
     """
     key = prng_key("key", key)
     M = positive_int("n_samples", n_samples)
@@ -203,7 +261,16 @@ def transport_teacher(key, d: int | None = None, *, alpha: float, activation: st
 
 def damped_oscillation(length: int = 40, *, decay: float = 0.9, frequency: float = 0.3) -> jax.Array:
     """w_j = decayʲ cos(frequency · j), j < length: our default target for :func:`fit_gru_teacher` (seed 000
-    fits its GRU teacher to "an arbitrarily chosen impulse response" and does not say which)."""
+    fits its GRU teacher to "an arbitrarily chosen impulse response" and does not say which).
+
+    Args:
+        length: The number of lags.
+        decay: The decay per lag.
+        frequency: The angular frequency per lag.
+
+    Returns:
+        Shape (length,).
+    """
     j = jnp.arange(positive_int("length", length), dtype=jnp.float64)
     return decay ** j * jnp.cos(frequency * j)
 
@@ -227,6 +294,16 @@ class AdversarialLateLabels(eqx.Module):
     k: int = eqx.field(static=True)
 
     def __init__(self, teacher, k: int, late_response=(1.0,)):
+        """Wrap a teacher.
+
+        Args:
+            teacher: A callable mapping one input sequence to its outputs.
+            k: The last step whose label is the teacher's.
+            late_response: The echo's weights late_response_j.
+
+        Raises:
+            GflowInputError: A teacher that is not callable, or a bad ``k``.
+        """
         if not callable(teacher):
             raise GflowInputError(f"`teacher` must map one input sequence to its outputs, got {teacher!r}")
         self.teacher = teacher

@@ -15,10 +15,16 @@ from ..models._linear_rnn import LinearRNN
 
 
 def memoryless(w) -> LinearRNN:
-    """The memoryless teacher y = w* x_k of seed 001 §1.4: impulse response (w*, 0, 0, ...).
+    """The memoryless teacher y = w* x_k of seed 001 Lemma 3.1: impulse response (w*, 0, 0, ...).
 
     ``w`` a scalar gives a SISO teacher (A = 0, B = 1, C = w*); a (n_out, n_in) matrix W* gives the MIMO
     teacher of seed 001 App. C, realised as A = 0, B = I_{n_in}, C = W*.
+
+    Args:
+        w: w*, a scalar (SISO) or an (n_out, n_in) matrix W* (MIMO).
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
     """
     w = as_float_array("w", w, ndim=(0, 2))
     if w.ndim == 0:
@@ -29,12 +35,23 @@ def memoryless(w) -> LinearRNN:
 
 def balanced(key, d: int, *, eigenvalue_range=(0.6, 1.05), placement: str = "random", mean: float = 0.5,
              scale: float = 1.0) -> LinearRNN:
-    """The balanced diagonal teacher of seed 000 App. C.2.1 (spec 000 §1.4a).
+    """The balanced diagonal teacher of seed 000 App. C.2.1.
 
     Eigenvalues of Â lie in ``eigenvalue_range`` (paper: 0.6 to 1.05), i.i.d. uniform
     (``placement="random"``, our default: the paper's "distribute uniformly" is unclear) or on an evenly
     spaced grid (``placement="grid"``). B̂ has N(mean, scale²) entries (paper: "around 0.5 and scale 1"),
     normalised so that Ĉ B̂ = ‖B̂‖² = 1, and Ĉ = B̂ᵀ. Hence w_0 = Ĉ B̂ = 1.
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: d̂, the teacher's state dimension.
+        eigenvalue_range: ``(low, high)`` of the eigenvalues of Â.
+        placement: ``"random"`` (i.i.d. uniform) or ``"grid"`` (evenly spaced).
+        mean: The mean of B̂'s entries before normalization.
+        scale: Their standard deviation.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
     """
     key = prng_key("key", key)
     d = positive_int("d", d)
@@ -56,6 +73,12 @@ def delay(d: int) -> LinearRNN:
     """The delay-line teacher of seed 000 App. C.2.2: impulse response 1 at j = d - 1, 0 elsewhere.
 
     Â is the nilpotent shift (ones on the superdiagonal), Ĉ = e_1ᵀ, B̂ = e_d.
+
+    Args:
+        d: d̂, the length of the delay line.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
     """
     d = positive_int("d", d)
     return LinearRNN(np.eye(d, k=1), np.eye(d)[:, -1], np.eye(d)[0])
@@ -67,6 +90,16 @@ def random_unbalanced(key, d: int, *, diagonal_scale: float = 0.1, superdiagonal
 
     Diagonal ~ N(0, 0.1²), superdiagonal ~ N(0.7, 0.1²), B̂ and Ĉ as for :func:`delay`, so the response is
     zero before j = d - 1 and "revealed" after.
+
+    Args:
+        key: A JAX PRNG key (``jax.random.key(0)``).
+        d: d̂, the teacher's state dimension.
+        diagonal_scale: Standard deviation of Â's diagonal (mean 0).
+        superdiagonal_mean: Mean of Â's superdiagonal.
+        superdiagonal_scale: Its standard deviation.
+
+    Returns:
+        A [`LinearRNN`][gflow.models.LinearRNN].
     """
     key = prng_key("key", key)
     d = positive_int("d", d)
@@ -78,14 +111,34 @@ def random_unbalanced(key, d: int, *, diagonal_scale: float = 0.1, superdiagonal
 
 
 def from_model(model):
-    """Use a trained (or any) model as the teacher: it must provide ``impulse_response(n)``."""
+    """Use a trained (or any) model as the teacher: it must provide ``impulse_response(n)``.
+
+    Args:
+        model: Any module with an ``impulse_response(n)`` method.
+
+    Returns:
+        ``model`` itself, checked.
+
+    Raises:
+        GflowInputError: ``model`` has no ``impulse_response``.
+    """
     if not callable(getattr(model, "impulse_response", None)):
         raise GflowInputError(f"`model` must have an impulse_response(n) method, got {type(model).__name__}")
     return model
 
 
 def first_markov_parameter(teacher) -> float:
-    """w_0 = Ĉ B̂ (seed 000 E.46) of a SISO teacher; its sign sets which of B ± Cᵀ grows (Prop. 9)."""
+    """w_0 = Ĉ B̂ (seed 000 E.46) of a SISO teacher; its sign sets which of B ± Cᵀ grows (Prop. 9).
+
+    Args:
+        teacher: A SISO model with ``impulse_response(n)``.
+
+    Returns:
+        w_0 as a float.
+
+    Raises:
+        GflowInputError: The teacher is not SISO.
+    """
     h0 = np.asarray(teacher.impulse_response(1))[0]
     if np.ndim(h0) != 0:
         raise GflowInputError(f"`teacher` must be SISO for first_markov_parameter; its h_0 has shape {np.shape(h0)}")
@@ -94,7 +147,7 @@ def first_markov_parameter(teacher) -> float:
 
 def moment_matched_pair(d_hat: int = 2, *, atoms=None) -> tuple[LinearRNN, LinearRNN]:
     """Two balanced, stable, non-degenerate diagonal teachers of dimension d̂ whose impulse responses agree for
-    j = 0 .. 2d̂ − 2 and differ at j = 2d̂ − 1 (seed 000 Lemma A.1 / Cor. A.2; spec 000 §1.4e).
+    j = 0 .. 2d̂ − 2 and differ at j = 2d̂ − 1 (seed 000 Lemma A.1 / Cor. A.2).
 
     Construction (ours; the paper cites Wu & Yang 2020 without one): for 2d̂ sorted distinct ``atoms`` x_i in
     [−1, 1], the signed weights ν_i = 1 / Π_{l≠i} (x_i − x_l) annihilate the moments 0 .. 2d̂ − 2 and alternate
@@ -102,9 +155,19 @@ def moment_matched_pair(d_hat: int = 2, *, atoms=None) -> tuple[LinearRNN, Linea
     moments up to 2d̂ − 2; each, normalized to mass Ĉ B̂ = 1, is the spectral measure of a balanced teacher
     (Â = diag(atoms), B̂ = Ĉᵀ = √weights). The moments 2d̂ − 1 differ because the full Vandermonde is invertible.
 
-    Default atoms: (−1/2, −1/4, 1/2, 1) for d̂ = 2, giving spec 000 §1.4e's pair Â = diag(−1/2, 1/2),
-    B̂ = (√0.5, √0.5) and Â = diag(−1/4, 1), B̂ = (√0.8, √0.2) (IRs 1, 0, 0.25 for j ≤ 2; 0 and 0.1875 at j = 3);
-    2d̂ evenly spaced points in [−0.9, 0.9] otherwise.
+    Default atoms: (−1/2, −1/4, 1/2, 1) for d̂ = 2, giving the pair (derived here, checked numerically)
+    Â = diag(−1/2, 1/2), B̂ = (√0.5, √0.5) and Â = diag(−1/4, 1), B̂ = (√0.8, √0.2) (IRs 1, 0, 0.25 for j ≤ 2; 0 and
+    0.1875 at j = 3); 2d̂ evenly spaced points in [−0.9, 0.9] otherwise.
+
+    Args:
+        d_hat: d̂, the dimension of each teacher.
+        atoms: 2d̂ distinct points in [−1, 1] (sorted here).
+
+    Returns:
+        The two teachers, [`LinearRNN`][gflow.models.LinearRNN]s with diagonal A.
+
+    Raises:
+        GflowInputError: ``atoms`` are not 2d̂ distinct points in [−1, 1].
     """
     d_hat = positive_int("d_hat", d_hat)
     if atoms is None:
@@ -128,13 +191,27 @@ def moment_matched_pair(d_hat: int = 2, *, atoms=None) -> tuple[LinearRNN, Linea
 
 def vandermonde_student(teacher, k: int, d: int, *, tail_values=None, eigenvalues=None, key=None) -> LinearRNN:
     """A symmetric student with zero loss at training length k whose impulse response takes arbitrary values at
-    j = k .. d − 1 (seed 000 Prop. 3 / E.2, spec 000 §4 item 2; needs d > k).
+    j = k .. d − 1 (seed 000 Prop. 3 / E.2; needs d > k).
 
     A = U diag(λ) Uᵀ with distinct eigenvalues λ (default: d Chebyshev points in (−0.95, 0.95), which keep the
     Vandermonde matrix V_{j,i} = λ_i^j well conditioned for moderate d); weights g = V⁻¹ r with r_j = w_j (the
     teacher's IR) for j < k and r_j = ``tail_values`` for j = k .. d − 1 (default w_j + 1); then Uᵀ B = √|g| and
     C U = sign(g) √|g|, so (C U)_i (Uᵀ B)_i = g_i and h_j = r_j for j < d. U is a random orthogonal matrix drawn
     with ``key`` (identity when ``key`` is None). The student is balanced only if every g_i ≥ 0.
+
+    Args:
+        teacher: A SISO model with ``impulse_response(n)``.
+        k: The training length.
+        d: The student's hidden size, > k.
+        tail_values: r_j for j = k … d − 1: a scalar or d − k values (default w_j + 1).
+        eigenvalues: d distinct eigenvalues λ (default: Chebyshev points in (−0.95, 0.95)).
+        key: A JAX PRNG key for the orthogonal U; None: U = I.
+
+    Returns:
+        A symmetric [`LinearRNN`][gflow.models.LinearRNN].
+
+    Raises:
+        GflowInputError: d ≤ k, a MIMO teacher, or bad ``tail_values`` / ``eigenvalues``.
     """
     key = None if key is None else prng_key("key", key)
     k = positive_int("k", k)

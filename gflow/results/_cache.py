@@ -1,6 +1,6 @@
 """A result kept on disk with what made it: its *identity* (the configuration it answers) and its *code* (hashes of
 the source that computed it), reused only when both match, else recomputed and the reason told. The sweep's run
-folders (``run.json``, gflow/sweep/_run_files.py) and a study's cached results (``runs/<name>.json``,
+folders (``run.json``, :func:`gflow.run_sweep`) and a study's cached results (``runs/<name>.json``,
 studies/gru_extrapolation.py) both decide reuse with :func:`why_stale`; a single-file result goes through
 :func:`cached_json`."""
 
@@ -36,8 +36,16 @@ def cache_record(identity, code: dict | None, **content) -> dict:
 
 
 def load_cached_json(path: str, identity, code: dict) -> tuple[object, str | None]:
-    """(the result stored in the JSON file ``path``, None) when it holds this identity (as plain JSON) and was made by
-    ``code``; else (None, why not: :data:`MISSING`, :data:`CORRUPT` or :func:`why_stale`'s reason)."""
+    """The result stored in a JSON file, if it holds this identity and was made by this code.
+
+    Args:
+        path: The JSON file.
+        identity: What the result is of (compared as plain JSON).
+        code: The code that must have made it.
+
+    Returns:
+        (the result, None); else (None, why not: :data:`MISSING`, :data:`CORRUPT` or :func:`why_stale`'s reason).
+    """
     if not os.path.exists(path):
         return None, MISSING
     try:
@@ -50,9 +58,18 @@ def load_cached_json(path: str, identity, code: dict) -> tuple[object, str | Non
 
 
 def cached_json(path: str, identity, code: dict, compute) -> tuple[object, str | None]:
-    """(``compute()``'s result, None) read from the JSON file ``path`` when it holds this identity and code
-    (:func:`load_cached_json`); else computed, stored atomically, and returned with why it was recomputed
-    (:data:`MISSING` when nothing was there). ``identity`` and the result are stored as plain JSON (:func:`jsonable`)."""
+    """A result read from a JSON file when it is current, else computed and stored.
+
+    Args:
+        path: The JSON file.
+        identity: What the result is of (stored as plain JSON, :func:`jsonable`).
+        code: The code that makes it (:func:`provenance`'s hashes).
+        compute: ``compute()`` makes the result.
+
+    Returns:
+        (the result, None) read from ``path`` when it holds this identity and code (:func:`load_cached_json`); else
+        (``compute()``'s result, why it was recomputed: :data:`MISSING` when nothing was there), stored atomically.
+    """
     result, why = load_cached_json(path, identity, code)
     if why is None:
         return result, None

@@ -1,9 +1,11 @@
-"""What a batch of flows produced: arrays with a leading flow axis, and each flow's Trajectory on demand.
+"""What a batch of runs produced (flows or discrete runs alike): arrays with a leading run axis, and each run's
+Trajectory on demand.
 
-:func:`gflow.solve_flows` returns a :class:`FlowBatch`. Its arrays keep the batch axis (no Python loop over
-flows), ``batch[i]`` is the familiar :class:`gflow.Trajectory` of flow i (built when first asked for), and
-iterating gives them all, so code written for a list of trajectories keeps working. A FlowBatch holds plain data:
-the statuses, messages, statistics and configurations were built by the solve (gflow/flow/_outcome.py).
+:func:`gflow.solve_flows` and the batched discrete runners (:func:`gflow.discrete.run_discrete_batch`, ...) return a
+:class:`FlowBatch`. Its arrays keep the batch axis (no Python loop over runs), ``batch[i]`` is the familiar
+:class:`gflow.Trajectory` of run i (built when first asked for), and iterating gives them all, so code written for a
+list of trajectories keeps working. A FlowBatch holds plain data: the statuses, messages, statistics and
+configurations were built by the run that made it.
 """
 
 from __future__ import annotations
@@ -22,21 +24,30 @@ from ..models._flatten import flatten
 from ..stacking import take
 from ._trajectory import STATUSES, Trajectory
 
+# the counts a flow's stats hold (a discrete batch holds "steps" only)
+COUNTS = ("steps", "accepted_steps", "rejected_steps", "rejected_ascent", "time_restarts", "hessian_vector_products")
+
 
 @dataclasses.dataclass(eq=False)
 class FlowBatch(Sequence):
-    """B flows integrated together (one compiled call).
+    """B runs made together (one compiled call): flows, or discrete runs of any method.
 
-    - ``ts`` (B, S): saved times, NaN where a flow stopped before that time; ``saved`` (B, S) marks the real
-      rows (the final state is the last saved row of each flow); ``loss`` (B, S); ``params`` (B, S, n) flat
-      parameter vectors; ``diagnostics`` name → (B, S).
-    - ``final_params`` (B, n): the parameters at the last time each flow reached; ``final`` the final models
-      as one stacked module.
-    - ``status_codes`` (B,): indices into ``gflow.Trajectory`` statuses (``statuses`` gives the names);
-      ``steps``, ``accepted_steps``, ``rejected_steps`` (B,), ``rejected_ascent`` (B,) the rejected steps that
-      would have raised the loss, ``time_restarts`` (B,) the continuations in a fresh local time after a step-size
-      underflow (gflow/flow/_solve.py); ``hessian_vector_products`` (B,) over the accepted steps, −1 for a solver that uses
-      none; ``wall_time_s`` the batch's time.
+    Attributes:
+        ts: (B, S) saved times, NaN where a run stopped before that time.
+        saved: (B, S) the real rows (the final state is the last saved row of each run).
+        loss: (B, S) the loss at the saved rows.
+        params: (B, S, n) flat parameter vectors at the saved rows.
+        diagnostics: name → (B, S).
+        final_params: (B, n) the parameters at the last time each run reached (``final``: the final models as one
+            stacked module).
+        status_codes: (B,) indices into ``gflow.results.STATUSES`` (``statuses`` gives the names).
+        stats: name → (B,) int64 counts of the method that made the batch. Every method: ``steps``. A flow adds
+            ``accepted_steps``, ``rejected_steps``, ``rejected_ascent`` (the rejected steps that would have raised
+            the loss), ``time_restarts`` (the continuations in a fresh local time after a step-size underflow) and
+            ``hessian_vector_products`` (over the accepted steps, −1 for a solver that uses none). Each count is
+            also an attribute (``batch.steps``).
+        wall_time_s: The batch's wall time.
+        config: What the batch was asked (the caller's ``config``, and the method).
     """
 
     ts: np.ndarray
@@ -46,12 +57,7 @@ class FlowBatch(Sequence):
     diagnostics: dict[str, np.ndarray]
     final_params: np.ndarray
     status_codes: np.ndarray
-    steps: np.ndarray
-    accepted_steps: np.ndarray
-    rejected_steps: np.ndarray
-    rejected_ascent: np.ndarray
-    time_restarts: np.ndarray
-    hessian_vector_products: np.ndarray
+    stats: dict[str, np.ndarray]
     wall_time_s: float
     config: dict[str, Any]
     _models0: Any = dataclasses.field(repr=False)  # the stacked starts: the structure of ``final``
@@ -59,6 +65,16 @@ class FlowBatch(Sequence):
     _stats: tuple[dict, ...] = dataclasses.field(repr=False)  # each flow's Trajectory.stats
     _configs: tuple[dict, ...] = dataclasses.field(repr=False)  # each flow's Trajectory.config
     _trajectories: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    def __getattr__(self, name: str):
+        """A count of ``stats`` as an attribute (``batch.steps``, ``batch.rejected_steps``, ...)."""
+        stats = self.__dict__.get("stats")
+        if stats is not None and name in stats:
+            return stats[name]
+        if name in COUNTS:
+            method = (self.__dict__.get("config") or {}).get("method", "flow")
+            raise AttributeError(f"this batch ({method}) has no count {name!r}: its stats hold {sorted(stats or {})}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __len__(self) -> int:
         return int(self.status_codes.shape[0])

@@ -6,12 +6,12 @@ only when the caller says the folder is trusted (``trust_pickle=True``: folders 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
 
 from .._checks import GflowInputError
+from ._file_sha256 import file_sha256
 from ._json import write_json_atomic
 from ._model_file import save_model
 
@@ -19,20 +19,23 @@ from ._model_file import save_model
 LEGACY_FILES = (("model.pkl", "model"), ("final.pkl", "final"))
 
 
-def file_sha256(path: str) -> str:
-    """SHA-256 of a file's bytes (hex), read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def convert_legacy(path: str, *, trust_pickle: bool = False) -> list[str]:
-    """Rewrite every pickled model under the folder ``path`` (a saved trajectory, a sweep run, or a whole sweep) as
-    ``<stem>.json`` + ``<stem>.npz`` and delete the pickle; a sweep run's ``run.json`` checksums are updated.
-    Returns the converted files. ``trust_pickle=True`` is required: it loads each pickle once, which runs any code
-    the file holds."""
+    """Rewrite every pickled model under a folder without pickle.
+
+    Each pickle becomes ``<stem>.json`` + ``<stem>.npz`` and is deleted; a sweep run's ``run.json`` checksums are
+    updated.
+
+    Args:
+        path: A saved trajectory, a sweep run, or a whole sweep.
+        trust_pickle: Required True: it loads each pickle once, which runs any code the file holds (pass it only
+            for folders you made yourself).
+
+    Returns:
+        The converted files.
+
+    Raises:
+        GflowInputError: Without ``trust_pickle``, or when ``path`` is not a folder.
+    """
     if not trust_pickle:
         raise GflowInputError("convert_legacy unpickles the old files, which runs code from them: pass "
                               "trust_pickle=True only for folders you made yourself")

@@ -101,7 +101,16 @@ def _decode(node, arrays):
 
 
 def save_model(model, folder: str, stem: str = "model") -> tuple[str, str]:
-    """Write ``model`` as ``<stem>.json`` and ``<stem>.npz`` in ``folder``; returns the two file names."""
+    """Write ``model`` as ``<stem>.json`` (its structure) and ``<stem>.npz`` (its arrays) in ``folder``.
+
+    Args:
+        model: A gflow model (or any equinox module of gflow's classes).
+        folder: The folder.
+        stem: The files' stem.
+
+    Returns:
+        The two file names.
+    """
     arrays: dict[str, np.ndarray] = {}
     skeleton = {"format": FORMAT, "tree": _encode(model, arrays, stem)}
     np.savez_compressed(os.path.join(folder, f"{stem}.npz"), **arrays)
@@ -111,7 +120,18 @@ def save_model(model, folder: str, stem: str = "model") -> tuple[str, str]:
 
 
 def load_model(folder: str, stem: str = "model"):
-    """The model written by :func:`save_model`; never unpickles and never names a class outside gflow."""
+    """The model written by :func:`save_model`; never unpickles and never names a class outside gflow.
+
+    Args:
+        folder: The folder.
+        stem: The files' stem (``<stem>.json``, ``<stem>.npz``).
+
+    Returns:
+        The model.
+
+    Raises:
+        GflowInputError: The files are missing, damaged, or name a class outside gflow.
+    """
     json_path = os.path.join(folder, f"{stem}.json")
     if not os.path.exists(json_path) and os.path.exists(os.path.join(folder, f"{stem}.pkl")):
         raise GflowInputError(

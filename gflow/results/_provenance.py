@@ -20,8 +20,12 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def package_versions() -> dict[str, str]:
-    """Python's and the packages' versions (read once per process: the metadata lookup costs ~20 ms, which a sweep
-    used to pay for every run it wrote)."""
+    """Python's and the packages' versions (read once per process: the metadata lookup costs ~20 ms, which a
+    sweep used to pay for every run it wrote).
+
+    Returns:
+        name → version.
+    """
     return dict(_package_versions())
 
 
@@ -52,8 +56,14 @@ def source_hash() -> str:
 
 
 def function_hash(fn) -> str | None:
-    """SHA-256 (hex) of a Python function's qualified name and source text; None for anything without source
-    (a builtin, a callable object, code typed into a REPL)."""
+    """The SHA-256 of a Python function's qualified name and source text.
+
+    Args:
+        fn: The function.
+
+    Returns:
+        The digest in hex; None for anything without source (a builtin, a callable object, code typed into a REPL).
+    """
     try:
         text = inspect.getsource(fn)
     except (TypeError, OSError):
@@ -87,8 +97,12 @@ def _device() -> str:
 
 
 def provenance() -> dict:
-    """The code and machine that made a result: gflow's version, its source hash, the git commit and dirty flag
-    (from a checkout), the package versions, the command line and the device."""
+    """The code and machine that made a result.
+
+    Returns:
+        gflow's version, its source hash, the git commit and dirty flag (from a checkout), the package versions, the
+        command line and the device.
+    """
     versions = package_versions()
     return {"gflow_version": versions.get("gflow"), "source_hash": source_hash(), "git": git_state(),
             "packages": versions, "command": list(sys.argv), "device": _device()}

@@ -1,7 +1,7 @@
 """What a run produced: saved times, losses, diagnostics, parameters, solver statistics and status.
 
 Saved to a folder (``arrays.npz``, ``meta.json``, and the final model as ``model.json`` + ``model.npz``, see
-gflow/results/_model_file.py: no pickle) and loaded back in one line:
+no pickle: :func:`gflow.results.save_model`) and loaded back in one line:
 ``traj = gflow.load_trajectory("runs/eps1e-3")``.
 """
 
@@ -31,10 +31,16 @@ STATUSES = ("completed", "stopped_at_loss", "max_steps", "diverged", "step_size_
 class Trajectory:
     """One integrated (or discretely trained) run.
 
-    ``ts`` saved times; ``loss`` L at those times; ``diagnostics`` name → values at those times; ``params``
-    the flat parameter vector at those times (rows); ``final`` the model at the end; ``stats`` steps,
-    rejected steps, gradient evaluations, wall time; ``status`` one of ``STATUSES``; ``config`` how it was
-    produced, including the loss convention (L or L/2), which sets the time unit.
+    Attributes:
+        ts: The saved times.
+        loss: L at those times.
+        diagnostics: name → values at those times.
+        params: The flat parameter vector at those times (rows).
+        final: The model at the end.
+        stats: Steps, rejected steps, gradient evaluations, wall time (the method's counts).
+        status: One of ``STATUSES``.
+        message: What happened to a run that did not complete ("" for one that did).
+        config: How it was produced, including the loss convention (L or L/2), which sets the time unit.
     """
 
     ts: np.ndarray
@@ -127,5 +133,12 @@ def _move_into_place(tmp: str, path: str) -> None:
 
 
 def load_trajectory(path: str) -> Trajectory:
-    """Load a trajectory saved with :meth:`Trajectory.save`."""
+    """Load a trajectory saved with :meth:`Trajectory.save`.
+
+    Args:
+        path: The folder it was saved to.
+
+    Returns:
+        The :class:`Trajectory`.
+    """
     return Trajectory.load(path)

@@ -1,4 +1,4 @@
-"""One entry of a study's list of checks (summary.json, validation/results/<study>.json), issue 15.
+"""One entry of a study's list of checks (summary.json, validation/results/<study>.json).
 
 Every check has a *kind*:
 
@@ -26,10 +26,23 @@ COMPARISONS = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": n
 
 
 def compare(value, threshold, direction: str) -> bool:
-    """``value direction threshold`` (``direction`` one of ``<=``, ``<``, ``>=``, ``>``); False for NaN."""
+    """Whether ``value`` meets ``threshold`` in ``direction``.
+
+    Args:
+        value: a number or array (every entry must meet the threshold).
+        threshold: a number; for ``"in"`` a band ``[low, high]``.
+        direction: ``"<="``, ``"<"``, ``">="``, ``">"``, or ``"in"`` (``low <= value <= high``).
+
+    Returns:
+        The decision; False for NaN.
+    """
+    x = np.asarray(value, dtype=float)
+    if direction == "in":
+        low, high = (float(v) for v in threshold)
+        return bool(np.all((low <= x) & (x <= high)))
     if direction not in COMPARISONS:
-        raise ValueError(f"check direction must be one of {tuple(COMPARISONS)}, got {direction!r}")
-    return bool(np.all(COMPARISONS[direction](np.asarray(value, dtype=float), threshold)))
+        raise ValueError(f"check direction must be one of {(*COMPARISONS, 'in')}, got {direction!r}")
+    return bool(np.all(COMPARISONS[direction](x, threshold)))
 
 
 def check(claim: str, source: str, value, threshold, passed: bool | None = None, *, kind: str,
@@ -43,8 +56,9 @@ def check(claim: str, source: str, value, threshold, passed: bool | None = None,
         threshold: the bar, registered before the run; recorded as tested.
         passed: the decision, for a yes/no check; leave it out when ``direction`` is given.
         kind: ``"prediction"`` or ``"sanity"``.
-        direction: ``"<="``, ``"<"``, ``">="`` or ``">"``: the check passes when ``value direction threshold``;
-            recorded in the entry, so the threshold and comparison that decided are the ones written down.
+        direction: ``"<="``, ``"<"``, ``">="``, ``">"`` or ``"in"`` (a band ``[low, high]``): the check passes
+            when ``value direction threshold`` (:func:`compare`); recorded in the entry, so the threshold and
+            comparison that decided are the ones written down.
         predictions: the registry ids the check decides (or vouches for, when a sanity check).
 
     Returns:
@@ -68,9 +82,24 @@ def check(claim: str, source: str, value, threshold, passed: bool | None = None,
 
 def over_seeds(claim: str, source: str, values, threshold, direction: str, *, statistic: str = "median",
                predictions=None, kind: str = "prediction", seed: int = 0, **extra) -> dict:
-    """A prediction about a statistic over seeds (one value per seed, normalized per seed where scales differ):
-    value = the statistic, ``interval`` = its bootstrap 95 % interval; pass / FAIL / inconclusive by
-    :func:`decide`, with ``seeds_needed`` when inconclusive."""
+    """A check about a statistic over seeds, decided by its bootstrap 95 % interval (:func:`decide`).
+
+    Args:
+        claim: what is checked, in words.
+        source: the paper, theorem or figure it comes from.
+        values: one value per seed (normalized per seed where scales differ).
+        threshold: the bar, registered before the run (for ``"in"``, a band ``[low, high]``).
+        direction: ``">="``, ``">"``, ``"<="``, ``"<"`` or ``"in"``.
+        statistic: ``"median"``, ``"mean"``, ``"min"`` or ``"max"``.
+        predictions: the registry ids it decides.
+        kind: ``"prediction"`` (default) or ``"sanity"``.
+        seed: the bootstrap's resampling seed.
+        **extra: further fields of the entry.
+
+    Returns:
+        The entry: value = the statistic, ``interval``, status pass / FAIL / inconclusive, ``seeds_needed`` when
+        inconclusive.
+    """
     x = np.asarray(values, dtype=float).ravel()
     estimate = float(getattr(np, statistic)(x))
     interval = bootstrap_interval(x, statistic, seed=seed)
@@ -85,6 +114,40 @@ def over_seeds(claim: str, source: str, values, threshold, direction: str, *, st
 
 
 def exit_code(checks: list[dict]) -> int:
-    """A study's exit status: 1 when a sanity check failed (a bug or broken numerics), else 0 — a failed or
-    inconclusive prediction is a result, not an error."""
+    """A study's exit status.
+
+    Args:
+        checks: the check entries.
+
+    Returns:
+        1 when a sanity check failed (a bug or broken numerics), else 0: a failed or inconclusive prediction is a
+        result, not an error.
+    """
     return int(any(c["kind"] == "sanity" and c["status"] != "pass" for c in checks))
+
+
+def over_seeds_by_seed(claim: str, source: str, by_seed: dict, threshold, direction: str, **extra) -> dict:
+    """:func:`over_seeds` on one value per named seed, dropping non-finite values (a seed whose run never reached
+    the level read, say).
+
+    Args:
+        claim: what is checked, in words.
+        source: the paper, theorem or figure it comes from.
+        by_seed: ``{seed: value}``.
+        threshold: the bar (a band ``[low, high]`` for ``"in"``).
+        direction: as in :func:`over_seeds`.
+        **extra: further arguments of :func:`over_seeds` and fields of the entry.
+
+    Returns:
+        The entry, with ``seeds`` (those kept) and ``seeds_dropped``; "inconclusive" with ``n = 0`` when no finite
+        value is left.
+    """
+    seeds = [s for s, v in by_seed.items() if np.isfinite(v)]
+    values = [by_seed[s] for s in seeds]
+    extra = {**extra, "seeds": seeds, "seeds_dropped": len(by_seed) - len(seeds)}
+    if values:
+        return over_seeds(claim, source, values, threshold, direction, **extra)
+    kind = extra.pop("kind", "prediction")
+    entry = check(claim, source, float("nan"), threshold, False, kind=kind, **extra)
+    entry.update(status="inconclusive", n=0, direction=direction, seeds_needed=None)
+    return entry

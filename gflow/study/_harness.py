@@ -1,5 +1,5 @@
 """What every study's run shares around its science (:func:`run_study`): the output folder, the clock, the
-summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md (issue 15), the
+summary.json format of docs/design.md ("Studies"), the result file a full run records for VALIDATION.md, the
 trajectories and figures kept beside it, check printing and the exit code."""
 
 from __future__ import annotations
@@ -15,13 +15,22 @@ INTERRUPTED = 130  # the exit code of a study stopped by Ctrl-C (128 + SIGINT, a
 
 
 def run_study(name: str, parse_args, science, argv=None) -> int:
-    """A study's start and end around its science: parse ``argv`` with ``parse_args`` (an argument error exits
-    through argparse), create ``--out``, start the clock, call ``science(args, checks, results)`` — it appends its
-    checks, fills ``results`` and may return entries that extend the configuration in summary.json — then write
-    summary.json (and a full run's result record), print the checks and return the exit code (:func:`exit_code`;
-    ``INTERRUPTED`` after Ctrl-C, with one line instead of a traceback).
-    Figures use matplotlib's Agg backend. A script's ``main(argv=None)`` is
-    ``return run_study("<study>", parse_args, science, argv)``."""
+    """A study's start and end around its science.
+
+    Parses ``argv``, creates ``--out``, starts the clock, calls ``science``, writes summary.json (and a full run's
+    result record), prints the checks. Figures use matplotlib's Agg backend. A script's ``main(argv=None)`` is
+    ``return run_study("<study>", parse_args, science, argv)``.
+
+    Args:
+        name: the study's name (summary.json, validation/results/<name>.json).
+        parse_args: ``parse_args(argv) -> argparse.Namespace``; an argument error exits through argparse.
+        science: ``science(args, checks, results)``: appends its checks, fills ``results`` and may return entries
+            that extend the configuration in summary.json.
+        argv: the command line (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code: :func:`exit_code` of the checks, or ``INTERRUPTED`` after Ctrl-C (one line, no traceback).
+    """
     started = time.time()
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -42,8 +51,22 @@ def run_study(name: str, parse_args, science, argv=None) -> int:
 
 
 def write_summary(out: str, study: str, config: dict, checks: list[dict], results: dict, started: float) -> dict:
-    """Write ``out/summary.json``; a full run (``config["quick"]`` false) with ``config["record"]`` set also
-    records its checks in ``<record>/<study>.json`` (:func:`record_result`)."""
+    """Write ``out/summary.json`` (the format of docs/design.md, "Studies").
+
+    A full run (``config["quick"]`` false) with ``config["record"]`` set also records its checks in
+    ``<record>/<study>.json`` (:func:`record_result`).
+
+    Args:
+        out: the output folder.
+        study: the study's name.
+        config: the parsed options and the entries the science added.
+        checks: the check entries (:func:`check`, :func:`over_seeds`).
+        results: the study's numbers (made JSON-safe).
+        started: the run's start, ``time.time()``.
+
+    Returns:
+        The summary written.
+    """
     summary = {"study": study, "config": jsonable(config), "versions": package_versions(), "provenance": provenance(),
                "wall_time_s": time.time() - started, "checks": checks, "results": jsonable(results),
                "all_passed": all(c["status"] == "pass" for c in checks),
@@ -56,7 +79,11 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
 
 
 def print_checks(checks: list[dict]) -> None:
-    """One line per check: status, kind, claim, value (bootstrap interval), threshold; then the counts."""
+    """Print one line per check (status, kind, claim, value with its bootstrap interval, threshold), then the counts.
+
+    Args:
+        checks: the check entries.
+    """
     width = min(max(len(c["claim"]) for c in checks), 100)
     marks = {"pass": "PASS", "FAIL": "FAIL", "inconclusive": "INCONCLUSIVE"}
     for c in checks:
@@ -74,13 +101,29 @@ def _fmt(v):
 
 
 def save_trajectories(out: str, trajectories: dict) -> None:
-    """Write each trajectory of ``{name: trajectory}`` to ``out/trajectories/<name>`` (replacing an earlier run's)."""
+    """Write each trajectory to ``out/trajectories/<name>``, replacing an earlier run's.
+
+    Args:
+        out: the output folder.
+        trajectories: ``{name: Trajectory}``.
+    """
     for name, traj in trajectories.items():
         traj.save(os.path.join(out, "trajectories", name), overwrite=True)
 
 
 def save_figure(fig, out: str, name: str, *, title: str | None = None, title_size: float | None = None) -> str:
-    """Lay ``fig`` out (``title`` right above the panels), write ``out/name`` at 130 dpi, close it."""
+    """Lay ``fig`` out, write it at 130 dpi and close it.
+
+    Args:
+        fig: a matplotlib figure.
+        out: the output folder.
+        name: the file name (``.png``).
+        title: a title right above the panels.
+        title_size: its font size.
+
+    Returns:
+        The path written.
+    """
     import matplotlib.pyplot as plt
 
     fig.tight_layout()

@@ -43,7 +43,12 @@ class StudyParser(argparse.ArgumentParser):
         return parsed, rest
 
     def require_positive(self, args, *names: str) -> None:
-        """:func:`require_positive` as an argparse error."""
+        """:func:`require_positive` as an argparse error (exits with the message naming the flag).
+
+        Args:
+            args: the parsed arguments.
+            *names: ``dest`` names of the arguments that must be positive.
+        """
         try:
             require_positive(args, *names)
         except GflowInputError as e:
@@ -51,8 +56,15 @@ class StudyParser(argparse.ArgumentParser):
 
 
 def require_positive(args, *names: str) -> None:
-    """A :class:`GflowInputError` naming the flag (``--teacher-dim must be positive, got 0``) unless each argument
-    of ``names`` (``dest`` names; every value of a list) is a number > 0 (NaN is not)."""
+    """Check that arguments are positive numbers (every value of a list; NaN is not).
+
+    Args:
+        args: the parsed arguments.
+        *names: ``dest`` names of the arguments.
+
+    Raises:
+        GflowInputError: naming the flag, e.g. ``--teacher-dim must be positive, got 0``.
+    """
     for name in names:
         value = getattr(args, name)
         if not all(v > 0 for v in (value if isinstance(value, list) else [value])):
@@ -60,9 +72,18 @@ def require_positive(args, *names: str) -> None:
 
 
 def study_parser(doc: str, out: str, out_help: str, quick_help: str, *, validate=None) -> StudyParser:
-    """Every study's parser starts alike: its docstring's first paragraph as ``--help``, defaults shown,
-    ``--out`` (default ``out``), ``--quick`` and ``--record``; notes the study's code hash as it starts.
-    ``validate(args)`` checks the parsed arguments (raise :class:`GflowInputError` naming the flag)."""
+    """The parser every study starts from, and the note of the study's code hash as it starts.
+
+    Args:
+        doc: the study's docstring; its first paragraph is ``--help``'s description.
+        out: the default of ``--out``.
+        out_help: the help of ``--out``.
+        quick_help: what ``--quick`` makes smaller.
+        validate: ``validate(args)`` checks the parsed arguments (raise :class:`GflowInputError` naming the flag).
+
+    Returns:
+        A :class:`StudyParser` with ``--out``, ``--quick`` and ``--record``, defaults shown in ``--help``.
+    """
     note_code_at_start()
     p = StudyParser(description=doc.split("\n\n")[0], formatter_class=_DefaultsHelpFormatter,
                     validate=validate)
@@ -77,7 +98,11 @@ def study_parser(doc: str, out: str, out_help: str, quick_help: str, *, validate
 
 
 def dask_option(p: argparse.ArgumentParser) -> None:
-    """``--dask SPEC`` for a study that runs sweeps: where to run them (:func:`gflow.sweep.dask_executor`)."""
+    """Declare ``--dask SPEC`` for a study that runs sweeps: where to run them (:func:`gflow.sweep.dask_executor`).
+
+    Args:
+        p: the study's parser.
+    """
     p.add_argument("--dask", default=None, metavar="SPEC",
                    help="run the sweeps on Dask (needs gflow[distributed]): 'local:N' for N worker processes on this "
                         "machine, a scheduler address (tcp://host:8786) or a scheduler file (.json); default: in this "
@@ -85,8 +110,12 @@ def dask_option(p: argparse.ArgumentParser) -> None:
 
 
 def sweep_options(p: argparse.ArgumentParser) -> None:
-    """``--n-save``, ``--batch-size``, ``--slots`` and ``--dask`` (:func:`dask_option`) of a study that runs its flows
-    as sweeps."""
+    """Declare ``--n-save``, ``--batch-size``, ``--slots`` and ``--dask`` (:func:`dask_option`) for a study that runs
+    its flows as sweeps.
+
+    Args:
+        p: the study's parser.
+    """
     p.add_argument("--n-save", type=int, default=QuickFull(250, quick=150), help="saved times per run")
     p.add_argument("--batch-size", type=int, default=96, help="flows per batched solve (per task on Dask)")
     p.add_argument("--slots", type=int, default=None,

@@ -16,7 +16,14 @@ class QuickFull:
     quick: object
 
     def pick(self, quick: bool):
-        """The default for this mode (a fresh list for a list default, so that no run edits another's)."""
+        """The default for this mode.
+
+        Args:
+            quick: whether the run is ``--quick``.
+
+        Returns:
+            The value (a fresh list for a list default, so that no run edits another's).
+        """
         value = self.quick if quick else self.full
         return list(value) if isinstance(value, (list, tuple)) else value
 

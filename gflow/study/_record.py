@@ -1,4 +1,4 @@
-"""The small, committed result file of a full study run: ``validation/results/<study>.json`` (issue 15).
+"""The small, committed result file of a full study run: ``validation/results/<study>.json``.
 
 It holds the configuration, the provenance, the code hash of the study, the wall time and every check (value,
 interval, threshold, kind, status) — no trajectories. ``studies/validation.py`` builds VALIDATION.md from these
@@ -26,24 +26,32 @@ def _running_studies_dir() -> str | None:
 
 
 def default_results_dir() -> str:
-    """``validation/results`` of the checkout whose study is running; "" (record nothing) otherwise."""
+    """Where a full run records its result.
+
+    Returns:
+        ``validation/results`` of the checkout whose study is running; "" (record nothing) otherwise.
+    """
     studies = _running_studies_dir()
     return os.path.join(os.path.dirname(studies), "validation", "results") if studies else ""
 
 
-# The registry of predictions is what VALIDATION.md reads, not code a study runs: editing it stales no result.
-NOT_STUDY_CODE = (os.path.join("study", "_predictions.py"),)
-
-
 def study_code_hash(study: str, studies_dir: str) -> str | None:
-    """SHA-256 over gflow's source (every ``.py`` but :data:`NOT_STUDY_CODE`), ``studies/<study>.py`` and the
-    modules of ``studies/`` it imports; None when the script is not there."""
+    """The hash that marks a recorded result stale when the code that produced it changes.
+
+    Args:
+        study: the study's name.
+        studies_dir: the ``studies/`` folder.
+
+    Returns:
+        SHA-256 over gflow's source (every ``.py``; the claims registry, validation/registry.toml, is data that
+        VALIDATION.md reads, so editing it stales no result), ``studies/<study>.py`` and the modules of ``studies/``
+        it imports; None when the script is not there.
+    """
     script = os.path.join(studies_dir, f"{study}.py")
     if not os.path.isfile(script):
         return None
     gflow_files = sorted(os.path.join(base, f) for base, _, names in os.walk(PACKAGE_DIR) for f in names
-                         if f.endswith(".py") and os.path.relpath(os.path.join(base, f), PACKAGE_DIR)
-                         not in NOT_STUDY_CODE)
+                         if f.endswith(".py"))
     h = hashlib.sha256()
     for path in gflow_files + [script] + _local_imports(script, studies_dir):
         with open(path, "rb") as f:
@@ -78,9 +86,17 @@ def _local_imports(script: str, studies_dir: str) -> list[str]:
 
 
 def record_result(folder: str, summary: dict, studies_dir: str | None = None) -> str:
-    """Write ``folder/<study>.json`` from a full run's summary (atomic); returns its path. The code hash is the one
-    noted when the run started (:func:`note_code_at_start`), else taken now of ``studies_dir`` (default: the running
-    script's folder, else ``<folder>/../../studies``)."""
+    """Write ``folder/<study>.json`` from a full run's summary (atomically).
+
+    Args:
+        folder: the results folder (validation/results).
+        summary: the run's summary (:func:`write_summary`).
+        studies_dir: where the study's code is hashed when no hash was noted at its start (default: the running
+            script's folder, else ``<folder>/../../studies``).
+
+    Returns:
+        The path written. Its code hash is the one noted when the run started (:func:`note_code_at_start`).
+    """
     study = summary["study"]
     studies_dir = studies_dir or _running_studies_dir() or os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(folder))), "studies")
@@ -96,7 +112,14 @@ def record_result(folder: str, summary: dict, studies_dir: str | None = None) ->
 
 
 def load_results(folder: str) -> list[dict]:
-    """Every ``<study>.json`` in ``folder``, sorted by study name."""
+    """The recorded results.
+
+    Args:
+        folder: the results folder.
+
+    Returns:
+        Every ``<study>.json`` in ``folder``, sorted by study name (empty when the folder does not exist).
+    """
     if not os.path.isdir(folder):
         return []
     out = []

@@ -1,4 +1,4 @@
-"""Deciding a prediction about seeds from a sample of seeds (issue 15): a percentile-bootstrap 95 % interval of
+"""Deciding a prediction about seeds from a sample of seeds: a percentile-bootstrap 95 % interval of
 the statistic, and a three-way decision against a threshold fixed before the run.
 
 A check *passes* when the whole interval is on the predicted side of the threshold, *fails* when the whole
@@ -20,8 +20,21 @@ DIRECTIONS = (">=", "<=", ">", "<", "in")
 
 def bootstrap_interval(values, statistic: str = "median", *, seed: int = 0, resamples: int = RESAMPLES,
                        level: float = LEVEL) -> tuple[float, float]:
-    """Percentile-bootstrap ``level`` interval of ``statistic`` over ``values`` (one value per seed), with its own
-    explicit resampling seed so the same values always give the same interval. One value gives a point interval."""
+    """The percentile-bootstrap interval of a statistic over seeds.
+
+    Args:
+        values: one value per seed.
+        statistic: ``"median"``, ``"mean"``, ``"min"`` or ``"max"``.
+        seed: the resampling seed (the same values always give the same interval).
+        resamples: bootstrap resamples.
+        level: the interval's coverage.
+
+    Returns:
+        ``(low, high)``; one value gives a point interval.
+
+    Raises:
+        ValueError: for no values or a non-finite one.
+    """
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise ValueError("bootstrap_interval: no values")
@@ -35,8 +48,17 @@ def bootstrap_interval(values, statistic: str = "median", *, seed: int = 0, resa
 
 
 def decide(interval, threshold, direction: str) -> str:
-    """"pass" / "FAIL" / "inconclusive" for an interval against a threshold: ``direction`` ">=" / ">" (the
-    prediction is statistic ≥ threshold), "<=" / "<", or "in" (threshold = [low, high], a band)."""
+    """Decide an interval against a threshold.
+
+    Args:
+        interval: ``(low, high)``.
+        threshold: the bar; for ``"in"`` a band ``[low, high]``.
+        direction: ``">="`` / ``">"`` (the prediction is statistic ≥ threshold), ``"<="`` / ``"<"``, or ``"in"``.
+
+    Returns:
+        "pass" when the whole interval is on the predicted side, "FAIL" when it is wholly on the other, else
+        "inconclusive".
+    """
     lo, hi = (float(v) for v in interval)
     if direction in (">=", ">"):
         ok = lo >= threshold if direction == ">=" else lo > threshold
@@ -54,8 +76,19 @@ def decide(interval, threshold, direction: str) -> str:
 
 
 def seeds_needed(n: int, estimate: float, interval, threshold, direction: str) -> int | None:
-    """Seeds for the interval to clear the threshold if the estimate stays where it is and the half-width shrinks
-    like 1/√n; None when the estimate sits on the threshold (no number of seeds would decide)."""
+    """How many seeds would decide an inconclusive check.
+
+    Args:
+        n: the seeds used.
+        estimate: the statistic.
+        interval: its bootstrap interval.
+        threshold: the bar (a band for ``"in"``).
+        direction: as in :func:`decide`.
+
+    Returns:
+        The seeds for the interval to clear the threshold if the estimate stays where it is and the half-width
+        shrinks like 1/√n; None when the estimate sits on the threshold (no number of seeds would decide).
+    """
     lo, hi = (float(v) for v in interval)
     half = max(hi - lo, 0.0) / 2
     if direction == "in":

@@ -28,7 +28,15 @@ def _distributed():
 @contextlib.contextmanager
 def dask_executor(spec: str | None, *, quiet: bool = True):
     """Yield a ``concurrent.futures.Executor`` on Dask for ``spec`` (module docstring), or None for ``spec=None``
-    (run in this process); the cluster started here is closed at the end of the block."""
+    (run in this process); the cluster started here is closed at the end of the block.
+
+    Args:
+        spec: The cluster to use (module docstring), or None.
+        quiet: Silence Dask's logging.
+
+    Returns:
+        A context manager yielding the executor (or None).
+    """
     if spec is None:
         yield None
         return

@@ -18,6 +18,12 @@ def expand_grid(grid) -> list[dict]:
     ``grid`` is a dict (every list or tuple value is an axis, the product of the axes is taken in key order, other
     values are fixed; wrap a list-valued parameter as ``[[...]]``) or a list of such dicts or plain configurations
     (their expansions are concatenated). ``expand_grid({"k": [4, 8], "seed": [0, 1]})`` gives 4 configurations.
+
+    Args:
+        grid: A dict of axes and fixed values, or a list of such dicts or configurations.
+
+    Returns:
+        The configurations, each a dict.
     """
     if isinstance(grid, Mapping):
         parts = [grid]

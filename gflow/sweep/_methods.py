@@ -1,9 +1,9 @@
 """What a sweep runs for each configuration: the gradient flow (``method="flow"``, :func:`gflow.solve_flows`) or a
 discrete method (``"gd"``, ``"sgd"``, ``"adam"``, ``"projected_gd"``, ``"normalized_gd"``: the batched runners of
-gflow/discrete/_batch_runners.py, issue 26 part 2); its options checked, named in each run's identity, and the
-batched call a sweep task makes (gflow/sweep/_tasks.py).
+:mod:`gflow.discrete`, e.g. :func:`gflow.discrete.run_adam_batch`); its options checked, named in each run's
+identity, and the batched call a sweep task makes.
 
-A discrete method's options are its runner's, with two renamings forced by :func:`gflow.run_sweep`'s own arguments:
+A discrete method's options are its runner's (read off :class:`gflow.discrete.DiscreteOptions`), with two renamings forced by :func:`gflow.run_sweep`'s own arguments:
 the minibatch size is ``minibatch_size`` (``batch_size`` is the sweep's runs per batch), and ``projection`` is a
 function ``(model0, config) -> projection`` (a projection is built from its run's start). Grid keys that name an
 option (:data:`GRID_OPTIONS`, e.g. ``lr``, ``steps``) set it per run and are not passed to ``build``; ``lr`` varies
@@ -24,15 +24,20 @@ import numpy as np
 
 from .. import discrete as discrete_api  # runners looked up at call time, so a test can count their calls
 from .._checks import GflowInputError, positive_float
+from ..discrete import DISCRETE_OPTIONS
+from ..discrete._options import MINIBATCH_OPTIONS
 from ..discrete._runners import check_key
-from ..flow._options import SOLVE_OPTIONS
+from ..flow import SOLVE_OPTIONS
+from ..flow._step_control import checked_rtol
 from ..stacking import stack, take
 from ._grid import _canonical_json, _plain
 
 FLOW = "flow"
 FLOW_EXTRA = ("slots",)  # keywords of gflow.solve_flows outside SOLVE_OPTIONS that a flow sweep passes on
-_FULL_BATCH = ("lr", "steps", "save_at", "diagnostics", "diverge_factor", "stop_loss", "continue_steps")
-_MINIBATCH = ("minibatch_size", "key", "shuffle")
+_RENAMED = {"batch_size": "minibatch_size"}  # run_sweep's own batch_size is its runs per batch
+# every method: the step size and count, and the discrete options that neither sample minibatches nor project
+_FULL_BATCH = ("lr", "steps") + tuple(o for o in DISCRETE_OPTIONS if o not in MINIBATCH_OPTIONS + ("projection",))
+_MINIBATCH = tuple(_RENAMED.get(o, o) for o in MINIBATCH_OPTIONS)
 METHOD_OPTIONS: dict[str, tuple[str, ...]] = {
     "gd": _FULL_BATCH,
     "sgd": _FULL_BATCH + _MINIBATCH,
@@ -58,6 +63,8 @@ def check_method(method, t1, options: Mapping) -> None:
         if unknown:
             raise GflowInputError(f"unknown solve option(s) {unknown}; run_sweep passes on {list(SOLVE_OPTIONS)} "
                                   f"and {list(FLOW_EXTRA)}")
+        if options.get("rtol") is not None:  # checked before anything uses it (a shape group's atol, the identity)
+            checked_rtol(options["rtol"])
         return
     if method not in METHOD_OPTIONS:
         raise GflowInputError(f"`method` must be one of {[FLOW, *METHOD_OPTIONS]}, got {method!r}")
@@ -137,7 +144,7 @@ def run_key(key, build_config: dict):
     return jax.random.fold_in(check_key(key), int(digest[:8], 16) & 0x7FFFFFFF)
 
 
-def run_discrete(method: str, options: Mapping, option_keys: Sequence[str], losses, models0, configs, build_configs,
+def run_method_batch(method: str, options: Mapping, option_keys: Sequence[str], losses, models0, configs, build_configs,
                  program_size: int, progress):
     """The batched runner of ``method`` on stacked ``losses`` (one objective per member) and ``models0``, the
     members' configurations ``configs``: their grid options (``lr`` per member; the others are equal within a

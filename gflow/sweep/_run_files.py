@@ -1,6 +1,6 @@
 """One run of a sweep on disk: ``out/runs/<name>/`` written atomically (temporary folder, then ``os.replace``),
 with ``run.json`` last, holding the SHA-256 of every other file; loaded only when complete and uncorrupted
-(gflow/sweep/_sweep.py, module docstring). Reuse is decided like every cached result's (gflow/results/_cache.py)."""
+(:func:`gflow.run_sweep`, module docstring). Reuse is decided like every cached result's (:func:`gflow.results.cached_json`)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from .._checks import GflowInputError
 from ..models._flatten import flatten
 from ..results._cache import cache_record, CORRUPT, MISSING as MISSING, why_stale
 from ..results._file_reading import read_npz
+from ..results._file_sha256 import file_sha256
 from ..results._json import jsonable
-from ..results._legacy import file_sha256
 from ..results._model_file import load_model, save_model
 from ..results._provenance import package_versions
 from ..results._trajectory import Trajectory
@@ -41,8 +41,18 @@ _RECORD_PREFIX = "record__"
 class SweepRun:
     """One finished run of a sweep: its configuration, where it lives, what it produced.
 
-    ``arrays`` holds ``ts``, ``loss``, ``final_params`` (flat) and ``record`` the arrays returned by the sweep's
-    ``record`` function; ``computed`` says whether this call integrated it (False: loaded from disk).
+    Attributes:
+        config: The run's configuration.
+        name: Its folder's name.
+        path: Its folder.
+        status: How it ended (``gflow.results.STATUSES``).
+        message: What happened, for a run that did not complete.
+        stats: The run's statistics.
+        arrays: ``ts``, ``loss``, ``final_params`` (flat).
+        record: The arrays returned by the sweep's ``record`` function.
+        computed: Whether this call computed it (False: loaded from disk).
+        program_size: The size of the compiled program that computed it.
+        recomputed_because: Why a run on disk was not reused (None when it was, or when there was none).
     """
 
     config: dict

@@ -1,28 +1,28 @@
 """Sweeps: a grid of configurations, integrated in batches, each finished run written to disk atomically,
-in this process or as tasks on an executor (gflow/sweep/_tasks.py).
+in this process or as tasks on an executor.
 
 ``run_sweep(grid, build, out, t1=...)`` expands ``grid`` into configurations, calls ``build(**config)`` for each to
 get ``(loss, model0)``, groups the configurations whose models have the same shapes (population losses of different
 training lengths are padded to the group's longest, :meth:`gflow.PopulationLoss.padded_to`), integrates every group
 in batches with :func:`gflow.solve_flows`, and writes each run to ``out/runs/<name>/`` as soon as its batch is done.
 ``run_sweep(grid, build, out, method="adam", steps=..., lr=...)`` does the same with a discrete method's batched
-runner instead (gflow/sweep/_methods.py; the objectives stacked, one per member, and ``lr`` per member), so that
+runner instead (:func:`gflow.discrete.run_adam_batch`, ...; the objectives stacked, one per member, and ``lr`` per member), so that
 discrete sweeps are grouped, resumed, identified and run on executors by the same code as flows.
 
 A run folder holds ``arrays.npz`` (saved times, losses, the final parameters and whatever ``record(traj, config)``
-returned), ``final.json`` + ``final.npz`` (the final model, gflow/results/_model_file.py: no pickle), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
+returned), ``final.json`` + ``final.npz`` (the final model, :func:`gflow.results.save_model`: no pickle), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
 parameters at every saved time: a few MB per run, hence off by default) and, written last, ``run.json``: the
 configuration, the solver options, status, statistics and the SHA-256 of every other file. A run is written into a
 temporary folder that is renamed into place (``os.replace``), so a folder under its final name is complete unless
 something outside gflow damaged it; the checksums catch that too. Re-running the same call resumes: runs whose folder
 is complete and matches the configuration and solver options are loaded, not recomputed; a missing, partial or
 corrupt folder is recomputed, and so is a run made by other code (provenance below). One sweep process per output
-folder, enforced by a lock file (gflow/sweep/_lock.py).
+folder, enforced by a lock file.
 
 Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
 shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
 flow of a shape group is computed in a compiled program of one size, ``program_size`` in ``run.json``: the bucket
-(gflow/stacking.py) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
+(:func:`gflow.stacking.bucket_size`) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
 runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it). A flow's arithmetic in a vmapped
 program does not depend on the other rows, so the same program gives the same bits. Two exceptions, where results
 agree to the solver tolerance instead: a solver that lags its Jacobian over steps (``GaussNewtonRosenbrock`` with a
@@ -135,62 +135,69 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
     """Integrate the gradient flow (or run a discrete method) from every configuration of ``grid``; resume from
     ``out`` if it holds runs.
 
-    - ``grid``: see :func:`expand_grid`. Its keys must be parameters of ``build`` (or, for a discrete method,
-      options of the method); ``build``'s defaults fill in the rest, and the full configuration identifies the run.
-    - ``build(**config) -> (loss, model0)``: the objective and the initial model of one configuration.
-    - ``method``: ``"flow"`` (the default) integrates the gradient flow; ``"gd"``, ``"sgd"``, ``"adam"``,
-      ``"projected_gd"`` or ``"normalized_gd"`` (with ``stop_loss`` and ``continue_steps`` for any of them) trains each model with the batched runner of that method
-      (:func:`gflow.discrete.run_gd_batch`, ...; gflow/sweep/_methods.py), one objective per member, in batches
-      grouped, resumed, identified and run on executors exactly as flows. The method and its options are part of
-      each run's identity: a flow run and an Adam run of one configuration never share a folder, and a changed
-      option (``lr``) is a new run.
-    - Flows: ``t1`` and ``options`` (``rtol``, ``atol``, ``solver``, ``save_at``, ``stop_loss``,
-      ``stepsize_controller``, ...: ``gflow.flow.SOLVE_OPTIONS``, the keyword options of :func:`gflow.solve_flows`
-      with its defaults; and its ``slots``): passed to :func:`gflow.solve_flows`, the same for every run. Without
-      ``atol`` or ``stepsize_controller``, the atol is the smallest of the runs' own defaults (rtol × min(1, RMS of
-      the initial parameters)) over the run's whole shape group (gflow/flow/_step_control.py), so that it does not
-      depend on the batching and suits the smallest initialization in the group.
-    - Discrete methods: no ``t1`` (a run is ``steps`` steps); ``options`` are the runner's
-      (``gflow.sweep._methods.METHOD_OPTIONS``: ``lr``, ``steps``, ``save_at``, ``diagnostics``,
-      ``diverge_factor``; Adam's ``b1``, ``b2``, ``eps``; ``minibatch_size``, ``key``, ``shuffle`` for SGD and
-      minibatch Adam; ``projection(model0, config)`` for projected GD), an unknown one is an error that lists them.
-      ``lr``, ``steps``, ``minibatch_size``, ``shuffle``, ``b1``, ``b2``, ``eps`` and ``diverge_factor`` may be grid
-      keys instead (not passed to ``build``): runs of different ``lr`` share a batch, one step size per member;
-      other values split the batches. A minibatch run samples with ``fold_in(key, h(config given to build))``:
-      the same minibatches however the sweep is batched or resumed, and for runs that differ only in ``lr``.
-    - ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times, losses
-      and final model (e.g. an extrapolation error at every saved time).
-    - ``executor``: None runs the batches in this process, one after the other. Otherwise a
-      ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs each
-      batch as a task (gflow/sweep/_tasks.py): the task rebuilds its runs from their configurations with
-      ``build`` (nothing large is shipped), computes them and writes each run into ``out``, which must be a folder
-      every worker sees. The driver fixes each group's ``atol``, padding and program size, so the results are
-      bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by
-      the executor (Dask does); runs it had finished are kept. ``batch_size`` sets the task size: choose it so that
-      there are a few tasks per worker. Tested with Dask distributed (``pip install -c constraints.txt -e ".[distributed]"``).
-    - Provenance: every run records the code that made it (``run.json``: gflow's source hash, the source hashes of
-      ``build``, ``record`` and a projected-GD ``projection``, git commit and dirty flag, packages, command,
-      device). A run on disk made by other gflow code, another ``build`` or (when ``record`` is given) another
-      ``record`` is recomputed, and the sweep says how many and why; so is a run written by gflow 0.1 (pickle), and
-      a partial or corrupt one. Runs that are reused or recomputed keep their folder name (configuration, method
-      and options).
-    - ``out`` is locked while the sweep runs (``out/sweep.lock``: host, pid): a second sweep on the same folder gets
-      a clear error instead of corrupting it.
-    - ``batch_size``: runs per :func:`gflow.solve_flows` (or batched runner) call (a batch runs until its slowest
-      run is done). On a folder that already holds runs of a shape group, the group's missing runs are computed in
-      the program size its finished runs used (module docstring), so that resumed results are bit-identical.
-    - ``keep_trajectory``: also save the full :class:`gflow.Trajectory` of each run.
-    - ``on_run_done(run)``: called after each run is on disk.
-    - ``progress``: print runs done / total, runs per second and the ETA after each batch, and a count per status
-      at the end.
-    - ``traced``: grid keys (numbers, e.g. ``("seed", "k")``) over which ``build`` can be traced: the
-      configurations that agree on every other key are built in one ``eqx.filter_vmap``-ed call instead of one
-      Python call each (``jax.random.key(seed)``, ``PopulationLoss(teacher, k, k_max=...)`` trace; shapes and
-      Python branches must not depend on them). Those configurations form one batch group, whose default
-      ``atol`` and program size may differ from the shape groups of an untraced build, so ``traced`` is part of
-      each run's identity.
+    The method and its options are part of each run's identity: a flow run and an Adam run of one configuration
+    never share a folder, and a changed option (``lr``) is a new run. Every run records the code that made it
+    (``run.json``: gflow's source hash, the source hashes of ``build``, ``record`` and a projected-GD ``projection``,
+    git commit and dirty flag, packages, command, device). A run on disk made by other gflow code, another ``build``
+    or (when ``record`` is given) another ``record`` is recomputed, and the sweep says how many and why; so is a run
+    written by gflow 0.1 (pickle), and a partial or corrupt one. Runs that are reused or recomputed keep their folder
+    name (configuration, method and options). ``out`` is locked while the sweep runs (``out/sweep.lock``: host,
+    pid): a second sweep on the same folder gets a clear error instead of corrupting it.
 
-    Returns a :class:`SweepRun` per configuration, in grid order (loaded from disk or computed now).
+    Args:
+        grid: See :func:`expand_grid`. Its keys must be parameters of ``build`` (or, for a discrete method, options
+            of the method); ``build``'s defaults fill in the rest, and the full configuration identifies the run.
+        build: ``build(**config) -> (loss, model0)``: the objective and the initial model of one configuration.
+        out: The sweep's folder (runs in ``out/runs/<name>/``).
+        method: ``"flow"`` (the default) integrates the gradient flow; ``"gd"``, ``"sgd"``, ``"adam"``,
+            ``"projected_gd"`` or ``"normalized_gd"`` (with ``stop_loss`` and ``continue_steps`` for any of them)
+            trains each model with the batched runner of that method (:func:`gflow.discrete.run_gd_batch`, ...),
+            one objective per member, in batches grouped, resumed, identified and run on executors exactly as flows.
+        t1: The end time of the flows (``method="flow"`` only; a discrete run is ``steps`` steps).
+        record: ``record(traj, config) -> dict of arrays``: what to keep of each trajectory besides its saved times,
+            losses and final model (e.g. an extrapolation error at every saved time).
+        batch_size: Runs per :func:`gflow.solve_flows` (or batched runner) call (a batch runs until its slowest run
+            is done). On a folder that already holds runs of a shape group, the group's missing runs are computed in
+            the program size its finished runs used (module docstring), so that resumed results are bit-identical.
+            With an executor it sets the task size: choose it so that there are a few tasks per worker.
+        keep_trajectory: Also save the full :class:`gflow.Trajectory` of each run.
+        on_run_done: ``on_run_done(run)``, called after each run is on disk.
+        progress: Print runs done / total, runs per second and the ETA after each batch, and a count per status at
+            the end.
+        traced: Grid keys (numbers, e.g. ``("seed", "k")``) over which ``build`` can be traced: the configurations
+            that agree on every other key are built in one ``eqx.filter_vmap``-ed call instead of one Python call
+            each (``jax.random.key(seed)``, ``PopulationLoss(teacher, k, k_max=...)`` trace; shapes and Python
+            branches must not depend on them). Those configurations form one batch group, whose default ``atol`` and
+            program size may differ from the shape groups of an untraced build, so ``traced`` is part of each run's
+            identity.
+        executor: None runs the batches in this process, one after the other. Otherwise a
+            ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs
+            each batch as a task: the task rebuilds its runs from their configurations with ``build`` (nothing large
+            is shipped), computes them and writes each run into ``out``, which must be a folder every worker sees.
+            The driver fixes each group's ``atol``, padding and program size, so the results are bit-identical to an
+            in-process run with the same ``batch_size``. A task whose worker dies is run again by the executor (Dask
+            does); runs it had finished are kept. Tested with Dask distributed (``pip install -c constraints.txt -e
+            ".[distributed]"``).
+        **options: Flows: the keyword options of :func:`gflow.solve_flows` (``gflow.flow.SOLVE_OPTIONS``: ``rtol``,
+            ``atol``, ``solver``, ``save_at``, ``stop_loss``, ``stepsize_controller``, ... with its defaults; and
+            its ``slots``), the same for every run; ``rtol`` is checked before anything uses it. Without ``atol`` or
+            ``stepsize_controller``, the atol is the smallest of the runs' own defaults (rtol × min(1, RMS of the
+            initial parameters)) over the run's whole shape group, so that it does not depend on the batching and
+            suits the smallest initialization in the group. Discrete methods: the runner's options
+            (:class:`gflow.discrete.DiscreteOptions` and ``lr``, ``steps``; Adam's ``b1``, ``b2``, ``eps``;
+            normalized GD's ``beta``, ``soft_const``, ``average``), with the minibatch size named
+            ``minibatch_size`` and ``projection`` a function ``(model0, config) -> projection``; an unknown one is
+            an error that lists them. ``lr``, ``steps``, ``minibatch_size``, ``shuffle``, ``b1``, ``b2``, ``eps`` and
+            ``diverge_factor`` may be grid keys instead (not passed to ``build``): runs of different ``lr`` share a
+            batch, one step size per member; other values split the batches. A minibatch run samples with
+            ``fold_in(key, h(config given to build))``: the same minibatches however the sweep is batched or
+            resumed, and for runs that differ only in ``lr``.
+
+    Returns:
+        A :class:`SweepRun` per configuration, in grid order (loaded from disk or computed now).
+
+    Raises:
+        GflowInputError: An argument or option is malformed, or ``out`` is locked by another sweep.
     """
     configs = expand_grid(grid)
     if not callable(build):
@@ -407,7 +414,14 @@ def _traced_groups(build, configs, traced, option_keys=()) -> list[_Group]:
 
 def load_sweep(out: str) -> list[SweepRun]:
     """Every complete run stored under ``out`` (any grid), sorted by name; partial or corrupt folders, and the
-    temporary folders of writers that were killed before their rename, are skipped."""
+    temporary folders of writers that were killed before their rename, are skipped.
+
+    Args:
+        out: The sweep's folder.
+
+    Returns:
+        The runs, as :class:`SweepRun`.
+    """
     runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
     if not os.path.isdir(runs_dir):
         raise GflowInputError(f"no sweep in {out!r}: {runs_dir!r} does not exist")

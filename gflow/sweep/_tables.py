@@ -66,7 +66,14 @@ def sweep_table(runs):
     """A pandas DataFrame with one row per run: the run's configuration (one column per key; a key named like a
     result column gets a ``config_`` prefix), then ``name``, ``status``, ``final_loss`` (the last saved loss),
     ``t_final``, ``steps``, ``wall_time_s`` (of the batch that computed it), and every scalar the sweep's
-    ``record`` returned. ``runs``: the runs or the sweep's folder."""
+    ``record`` returned. ``runs``: the runs or the sweep's folder.
+
+    Args:
+        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder.
+
+    Returns:
+        The ``pandas.DataFrame``.
+    """
     pd = _require("pandas")
     runs = _runs(runs)
     keys = list(dict.fromkeys(k for run in runs for k in run.config))  # in first-seen order
@@ -100,7 +107,14 @@ def sweep_dataset(runs):
     """An xarray Dataset over (``run``, ``save``): ``t`` and ``loss`` at each run's saved times (NaN after a run
     that stopped early), every array the sweep's ``record`` returned (``save`` as its first dimension when it
     has one value per saved time), the configuration keys and the result columns of :func:`sweep_table` as
-    coordinates along ``run``, which is indexed by the run names."""
+    coordinates along ``run``, which is indexed by the run names.
+
+    Args:
+        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder.
+
+    Returns:
+        The ``xarray.Dataset``.
+    """
     xr = _require("xarray")
     runs = _runs(runs)
     if not runs:

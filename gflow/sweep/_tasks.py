@@ -1,5 +1,5 @@
 """A sweep's task: some runs of one batch group (flows, or discrete runs of one method), the unit of work an
-executor runs (gflow/sweep/_sweep.py).
+executor runs (:func:`gflow.run_sweep`).
 
 A :class:`SweepTask` names its flows by configuration, not by arrays: a worker rebuilds them with the sweep's ``build``,
 so nothing large travels to it. An untraced build is called per configuration, the population losses padded to
@@ -9,7 +9,7 @@ in a batch of 2 and of 4 differed by 1e-16), so each worker keeps the last group
 task. What must be the same as in one process is fixed by the driver from the whole grid and
 carried here: the group's ``atol``, the compiled program size and the padding target. The worker solves the flows
 with :func:`gflow.solve_flows`, or trains them with the batched runner of the task's discrete method
-(gflow/sweep/_methods.py), writes each run atomically into the shared folder and returns the runs (small arrays). A
+(a discrete method's batched runner), writes each run atomically into the shared folder and returns the runs (small arrays). A
 task that is run again (its worker died) first loads the runs its earlier attempt finished.
 """
 
@@ -30,7 +30,7 @@ from .. import (  # solve_flows and source_hash looked up at call time, so a tes
 from .._checks import GflowInputError
 from ..stacking import stack, take
 from ._grid import _canonical_json
-from ._methods import FLOW, run_discrete
+from ._methods import FLOW, run_method_batch
 from ._run_files import _load_run, _write_run, SweepRun
 
 
@@ -56,7 +56,7 @@ class SweepTask:
     traced_dtypes: tuple[str, ...] = ()  # their dtypes (from the whole group's values)
     group_configs: tuple[dict, ...] = ()  # a traced group: every configuration of the group, in order
     group_rows: tuple[int, ...] = ()  # a traced group: this task's positions in it
-    method: str = FLOW  # or a discrete method (gflow/sweep/_methods.py)
+    method: str = FLOW  # or a discrete method ("gd", "adam", ...)
     option_keys: tuple[str, ...] = ()  # grid keys that are the method's options, not build's
 
 
@@ -145,8 +145,8 @@ def run_task(task: SweepTask, losses=None, models0=None, *, progress=False) -> l
                                      **task.options)
     else:
         configs = [task.configs[r] for r in rows]
-        trajs = run_discrete(task.method, task.options, task.option_keys, losses, models0, configs,
-                             [build_config(c, task.option_keys) for c in configs], task.program_size, progress)
+        trajs = run_method_batch(task.method, task.options, task.option_keys, losses, models0, configs,
+                                 [build_config(c, task.option_keys) for c in configs], task.program_size, progress)
     for r, traj in zip(rows, trajs):
         rec = {} if task.record is None else task.record(traj, task.configs[r])
         if not isinstance(rec, Mapping):

@@ -1,0 +1,135 @@
+"""The compiled integration of gradient flows dθ/dt = −∇L(θ) by diffrax, with adaptive, error-controlled steps
+(float64): one flow (:func:`integrate_one`), and a stacked batch in lock-step (vmapped, split over devices), both
+taking the solve's shared part as one :class:`FlowProblem`; traced so that JAX's persistent compilation cache can
+keep them (:func:`cacheable`)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec
+
+from ..models._flatten import flatten, ROWS_PER_BATCH
+from ..stacking import BATCH_AXIS
+from ._descent import rejected_ascent
+from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
+from ._problem import FlowProblem, IntegratorOutput
+from ._step_control import guarded_controller, solver_for_rtol
+from ._stopping import stops
+from ._term import GradientFlowTerm
+
+
+def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
+                  theta_reference=None) -> IntegratorOutput:
+    """One flow of ``problem``, from ``model0`` under ``loss``.
+
+    The controller (the problem's, or a PIDController from rtol and ``atol``) is wrapped in the descent guard
+    (:class:`DescentController`) and made to step onto every save time, so a saved value is an accepted,
+    descent-checked step end, never an interpolant between steps.
+
+    Args:
+        problem: What the solve's flows share.
+        loss: The flow's loss.
+        model0: Its start.
+        atol: Its absolute tolerance.
+        diverge: Its (loss threshold, parameter-norm threshold).
+        meter: A diffrax progress meter.
+        theta_reference: The flow's θ0 when this solve continues it from a later state (a time restart).
+
+    Returns:
+        The flow's :class:`IntegratorOutput` (``time_restarts`` unset).
+    """
+    theta0, static, unravel = flatten(model0)
+    term = GradientFlowTerm(loss, static, unravel)
+    solver = solver_for_rtol(problem.solver, problem.rtol)
+    diverge_loss, diverge_norm = diverge[0], diverge[1]
+
+    def stop_or_diverge(t, y, args, **kwargs):
+        return stops(term, y, diverge_loss, diverge_norm, problem.stop_loss, problem.watch_loss)
+
+    sol = diffrax.diffeqsolve(
+        term, solver, problem.t0, problem.t1, None, theta0,
+        stepsize_controller=guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss,
+                                               theta_reference, problem.ts),
+        # the final solver state only where it carries a work count: other solvers' programs stay as they were
+        saveat=diffrax.SaveAt(ts=problem.ts, t1=True, solver_state=counts_hessian_vector_products(solver),
+                              controller_state=True),
+        event=diffrax.Event(cond_fn=stop_or_diverge),
+        max_steps=problem.max_steps, throw=False, progress_meter=meter,
+        # No one differentiates through the solve: a plain while loop, without the checkpointing that
+        # reverse-mode needs, halves the per-step overhead of a stiff solver whose state holds a Jacobian.
+        adjoint=diffrax.ForwardMode(),
+    )
+    # the row at t0 is θ0 itself, whatever the first step did
+    ys = jnp.where((sol.ts == problem.t0)[:, None], theta0[None, :], sol.ys)
+    # a few saved states at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold
+    # all their hidden states at once (R5: 26 GB)
+    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
+                         batch_size=ROWS_PER_BATCH)
+    return IntegratorOutput(
+        ts=sol.ts, ys=ys, losses=losses, hit_max_steps=sol.result == diffrax.RESULTS.max_steps_reached,
+        succeeded=(sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred),
+        steps=sol.stats["num_steps"], accepted=sol.stats["num_accepted_steps"],
+        rejected=sol.stats["num_rejected_steps"],
+        hessian_vector_products=hessian_vector_products(solver, sol.solver_state),
+        underflow=sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=rejected_ascent(sol.controller_state))
+
+
+@contextlib.contextmanager
+def errors_as_nan():
+    """Trace with equinox's runtime checks (``eqx.error_if`` inside diffrax) turning values into NaN instead of
+    raising through a host callback: JAX's persistent compilation cache refuses programs with host callbacks,
+    and the checks guard inputs that gflow validates before the solve (a NaN that still appears is reported as
+    status "diverged"). Changes only what is traced inside the block; without equinox's private switch, no-op."""
+    errors = getattr(eqx, "_errors", None)
+    if errors is None or not hasattr(errors, "EQX_ON_ERROR"):
+        yield
+        return
+    before, errors.EQX_ON_ERROR = errors.EQX_ON_ERROR, "nan" if errors.EQX_ON_ERROR == "raise" else errors.EQX_ON_ERROR
+    try:
+        yield
+    finally:
+        errors.EQX_ON_ERROR = before
+
+
+def cacheable(jitted):
+    """``jitted`` traced under :func:`errors_as_nan`."""
+
+    def call(*args):
+        with errors_as_nan():
+            return jitted(*args)
+
+    return call
+
+
+integrate = cacheable(eqx.filter_jit(integrate_one))
+
+
+def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
+    """Stacked flows of ``problem`` in one program: vmapped, and split over ``mesh``'s devices (each device runs its
+    own lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
+
+    def local(losses, models0, diverge, atol, times):
+        shared = problem.with_times(times)
+
+        def one(loss, model0, diverge, atol):
+            return integrate_one(shared, loss, model0, atol, diverge, meter)
+
+        return eqx.filter_vmap(one)(losses, models0, diverge, atol)
+
+    if mesh is None:
+        return local(losses, models0, diverge, atol, problem.times())
+    batched, static = eqx.partition((losses, models0, diverge, atol), eqx.is_array)
+    shared = problem.times()
+    rows, every = PartitionSpec(BATCH_AXIS), PartitionSpec()
+    return jax.shard_map(lambda b, c: local(*eqx.combine(b, static), c), mesh=mesh,
+                         in_specs=(jax.tree_util.tree_map(lambda _: rows, batched), (every,) * len(shared)),
+                         out_specs=rows, check_vma=False)(batched, shared)
+
+
+integrate_batch_jit = eqx.filter_jit(_integrate_batch_impl)
+integrate_batch = cacheable(integrate_batch_jit)

@@ -1,0 +1,118 @@
+"""A solve as the compiled integration sees it: :class:`FlowProblem`, what the flows of one solve share (solver,
+controller, time grid, rtol, stopping rule), one argument in place of a dozen, for the lock-step, refilling and
+restart paths alike; and :class:`IntegratorOutput`, what integrating a flow returns."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._options import FlowSetup
+
+
+def f64(x) -> jax.Array:
+    """``x`` as a float64 JAX array: traced by the compiled solve, so a new value does not recompile."""
+    return jnp.asarray(x, dtype=jnp.float64)
+
+
+class FlowProblem(eqx.Module):
+    """What every flow of one solve shares, as the compiled integration takes it (:func:`flow_problem`).
+
+    The float64 arrays are traced (a new value reuses the compiled program); ``max_steps``, ``watch_loss`` and
+    ``resolve_loss`` are static (part of the program); the solver and controller are modules whose arrays are traced.
+
+    Attributes:
+        solver: The diffrax solver.
+        controller: The user's adaptive step-size controller, or None (a PIDController from rtol and a flow's atol).
+        t0: The start time.
+        t1: The end time.
+        ts: The save times.
+        rtol: The relative tolerance.
+        stop_loss: The loss threshold of the stopping rule (−inf: none).
+        max_steps: The most steps a flow takes.
+        watch_loss: Whether the stopping rule evaluates L every step (a ``stop_loss`` was given).
+        resolve_loss: Whether the local error is measured in residual space too (``error_control``).
+    """
+
+    solver: Any
+    controller: Any
+    t0: jax.Array
+    t1: jax.Array
+    ts: jax.Array
+    rtol: jax.Array
+    stop_loss: jax.Array
+    max_steps: int = eqx.field(static=True)
+    watch_loss: bool = eqx.field(static=True)
+    resolve_loss: bool = eqx.field(static=True)
+
+    def times(self) -> tuple[jax.Array, ...]:
+        """The traced scalars and grid every flow shares: (t0, t1, ts, rtol, stop_loss)."""
+        return self.t0, self.t1, self.ts, self.rtol, self.stop_loss
+
+    def with_times(self, times) -> "FlowProblem":
+        """This problem with (t0, t1, ts, rtol, stop_loss) replaced by ``times``."""
+        return eqx.tree_at(lambda p: p.times(), self, tuple(times))
+
+
+def flow_problem(setup: FlowSetup, resolve_loss: bool) -> FlowProblem:
+    """The problem of a checked solve.
+
+    Args:
+        setup: The solve's checked options.
+        resolve_loss: Whether the local error is measured in residual space too.
+
+    Returns:
+        The :class:`FlowProblem`.
+    """
+    return FlowProblem(solver=setup.solver, controller=setup.controller, t0=f64(setup.t0), t1=f64(setup.t1),
+                       ts=f64(setup.ts), rtol=f64(setup.rtol),
+                       stop_loss=f64(-np.inf if setup.stop_loss is None else setup.stop_loss),
+                       max_steps=setup.max_steps, watch_loss=setup.stop_loss is not None, resolve_loss=resolve_loss)
+
+
+class IntegratorOutput(NamedTuple):
+    """What the compiled solve returns for each flow (with a leading flow axis once batched).
+
+    Attributes:
+        ts: The saved times and the final time (inf past the end of a flow that stopped early).
+        ys: The flat parameters there.
+        losses: L there.
+        hit_max_steps: The solver stopped at ``max_steps``.
+        succeeded: The solver succeeded (or an event stopped it).
+        steps: The steps taken.
+        accepted: The accepted steps.
+        rejected: The rejected steps.
+        hessian_vector_products: The Hessian-vector products of a solver that counts them (−1 otherwise).
+        underflow: The step size reached the resolution of t.
+        rejected_ascent: The steps rejected for an ascent of the loss.
+        time_restarts: The continuations in a fresh local time (set after the solve, when the flows that
+            underflowed have been continued).
+    """
+
+    ts: Any
+    ys: Any
+    losses: Any
+    hit_max_steps: Any
+    succeeded: Any
+    steps: Any
+    accepted: Any
+    rejected: Any
+    hessian_vector_products: Any
+    underflow: Any
+    rejected_ascent: Any
+    time_restarts: Any = None
+
+    def on_host(self, rows: int | None = None) -> "IntegratorOutput":
+        """Every output as a writable numpy array.
+
+        Args:
+            rows: Keep the first ``rows`` flows (None: all).
+
+        Returns:
+            The outputs on the host.
+        """
+        return jax.tree_util.tree_map(lambda x: np.array(x if rows is None else np.asarray(x)[:rows]), self)

@@ -1,0 +1,158 @@
+"""Seed 000's Prop. 9 setting (near-zero initialization leads to balancedness, Lemmas E.12–E.14): general students
+at scale ε, batched gradient flows on a balanced teacher's population loss read at τ_ε, the sweep over ε and seeds at
+rtol and rtol/100, the sign-swapped (w0 < 0) sweep, and the per-seed fits that studies/balance_limit.py decides its
+checks on.
+
+Functions that take ``args`` read the study's options from it (``d``, ``k``, ``eps``, ``seeds``, ``sign_seeds``,
+``horizon``, ``n_save``, ``solver``, ``init_convention``, ``convention``, ``rtol``)."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gflow
+from gflow import analysis as an, initializers, teachers
+
+DIAGNOSTICS = {
+    "rho_bal": an.balance_ratio,
+    "imbalance_norm": an.imbalance_norm,
+    "balance_norm": an.balance_norm,
+    "A_over_W": an.transition_to_balance_ratio,
+    "Q": an.balance_matrix,
+    "Q_scale": an.balance_matrix_scale,
+}
+
+
+def run_seeds(loss, models0, tau, args, rtol):
+    """Every seed's flow for one ε in one batched call (``models0`` stacked): [(trajectory, measurements)]."""
+    t1 = args.horizon * tau
+    ts = np.union1d(np.linspace(0.0, t1, args.n_save), [tau])
+    n = gflow.stacking.batch_length(models0)
+    batch = gflow.solve_flows(gflow.stacking.repeat(loss, n), models0, t1, rtol=rtol, save_at=ts,
+                              diagnostics=DIAGNOSTICS, solver=args.solver, config={"study": "balance_limit"})
+    return [(traj, measure(traj, tau, n)) for traj in batch]
+
+
+def measure(traj, tau, batch_size: int) -> dict:
+    """What one flow gives at τ_ε: ρ_bal(τ_ε), min_t ρ_bal and when, ‖A‖/‖B + Cᵀ‖ at τ_ε, the early-phase rates of
+    ‖B ∓ Cᵀ‖ on [0, τ_ε], the drift of Q and of ‖B‖² − ‖C‖², steps and the wall time per flow of its batch."""
+    if traj.status != "completed":
+        raise RuntimeError(f"flow did not complete: {traj.status} ({traj.message})")
+    i_tau = int(np.argmin(np.abs(traj.ts - tau)))
+    rho = traj.diagnostics["rho_bal"]
+    return {
+        "rho_tau": float(rho[i_tau]),
+        "rho_min": float(np.min(rho)),
+        "t_min_over_tau": float(traj.ts[int(np.argmin(rho))] / tau),
+        "A_over_W_tau": float(traj.diagnostics["A_over_W"][i_tau]),
+        "rate_imbalance": an.fit_exponential_rate(traj.ts, traj.diagnostics["imbalance_norm"], t_max=tau),
+        "rate_balance": an.fit_exponential_rate(traj.ts, traj.diagnostics["balance_norm"], t_max=tau),
+        "Q_relative_drift": an.relative_drift(traj.diagnostics["Q"], traj.diagnostics["Q_scale"]),
+        "norm_difference_drift": an.drift(np.trace(traj.diagnostics["Q"], axis1=1, axis2=2)),
+        "steps": traj.stats["steps"],
+        "wall_time_s": traj.stats["wall_time_s"] / batch_size,  # the batch's time, shared by its flows
+    }
+
+
+def student_start(seed: int, eps: float, args):
+    """The general student at scale ε for seed ``seed``: the same starts for both signs of w0."""
+    return initializers.gaussian(jax.random.key(1000 + seed), args.d, scale=eps, convention=args.init_convention)
+
+
+def student_starts(n_seed: int, eps: float, args):
+    """Seeds 0 … n_seed − 1 of :func:`student_start`, stacked (one compiled call)."""
+    return eqx.filter_vmap(lambda s: student_start(s, eps, args))(jnp.arange(n_seed))
+
+
+def negated_teacher(teacher):
+    """The teacher with its output negated (Ĉ → −Ĉ): every h_j, and w0 = ĈB̂, change sign."""
+    return eqx.tree_at(lambda t: t.C, teacher, -teacher.C)
+
+
+def sign_swap(teacher, args) -> dict:
+    """Prop. 9's sign dependence: for w0 < 0 the roles of B ± Cᵀ swap. Runs the ε sweep with the
+    negated teacher at the default rtol and returns ‖B + Cᵀ‖/‖B − Cᵀ‖ at τ_{ε} (|w0| in τ_ε) and the early rates."""
+    neg = negated_teacher(teacher)
+    w0 = teachers.first_markov_parameter(neg)
+    loss = gflow.PopulationLoss(neg, args.k, convention=args.convention)
+    n_eps, n_seed = len(args.eps), args.sign_seeds
+    ratio, rate_Y, rate_W = (np.full((n_eps, n_seed), np.nan) for _ in range(3))
+    for i, eps in enumerate(args.eps):
+        tau = an.balancing_time(eps, abs(w0), args.convention)
+        for s, (traj, r) in enumerate(run_seeds(loss, student_starts(n_seed, eps, args), tau, args, args.rtol)):
+            i_tau = int(np.argmin(np.abs(traj.ts - tau)))
+            ratio[i, s] = 1.0 / traj.diagnostics["rho_bal"][i_tau]
+            rate_Y[i, s], rate_W[i, s] = r["rate_imbalance"], r["rate_balance"]
+        print(f"  w0 < 0, ε={eps:.0e}: median ‖B+Cᵀ‖/‖B−Cᵀ‖ at τ_ε = {np.median(ratio[i]):.3e}", flush=True)
+    slope = np.array([an.fit_power_law(np.asarray(args.eps), ratio[:, s]) for s in range(n_seed)])
+    return {"w0": w0, "swapped_ratio_tau": ratio, "slope_swapped_ratio": slope, "rate_imbalance": rate_Y,
+            "rate_balance": rate_W, "rate_targets": [an.early_phase_rate("imbalance", w0, args.convention),
+                                                     an.early_phase_rate("balance", w0, args.convention)]}
+
+
+def falls_as_eps_falls(values) -> np.ndarray:
+    """Per seed (column), 1.0 if ``values`` (rows: ε from largest to smallest) falls strictly at every step of the
+    ε grid, else 0.0: the per-seed indicator behind Prop. 9's "with probability at least 0.75"."""
+    return np.all(np.diff(np.asarray(values, dtype=float), axis=0) < 0, axis=0).astype(float)
+
+
+TOLERANCE_FIELDS = ("rho_tau", "rho_min")  # repeated at rtol/100 and compared
+
+
+FIELDS = ["rho_tau", "rho_min", "t_min_over_tau", "A_over_W_tau", "rate_imbalance", "rate_balance",
+          "Q_relative_drift", "norm_difference_drift", "steps", "wall_time_s"]
+
+
+def sweep_eps(args, loss, w0, tolerances):
+    """Every (ε, seed) flow of Prop. 9's sweep, at each tolerance.
+
+    Args:
+        args: the study's options.
+        loss: the teacher's population loss.
+        w0: the teacher's first Markov parameter (sets τ_ε).
+        tolerances: ``(name, rtol)`` pairs (``gflow.study.both_tolerances``: "default" and "tight").
+
+    Returns:
+        ``(results, curves)``: {name: {field: (ε, seed) array}} of :func:`measure`'s fields, and the trajectories
+        {(i_ε, seed): trajectory} at the default tolerance.
+    """
+    n_eps, n_seed = len(args.eps), args.seeds
+    res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in FIELDS} for tol in ("default", "tight")}
+    curves = {}
+    for i, eps in enumerate(args.eps):
+        tau = an.balancing_time(eps, w0, args.convention)
+        models0 = student_starts(n_seed, eps, args)
+        for tol_name, rtol in tolerances:
+            for s, (traj, r) in enumerate(run_seeds(loss, models0, tau, args, rtol)):
+                for f in FIELDS:
+                    res[tol_name][f][i, s] = r[f]
+                if tol_name == "default":
+                    curves[(i, s)] = traj
+        for s in range(n_seed):
+            print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
+                  f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
+                  f"at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
+                  f"{int(res['default']['steps'][i, s])} steps, {res['default']['wall_time_s'][i, s]:.2f} s",
+                  flush=True)
+    return res, curves
+
+
+def fits(args, w0, res) -> dict:
+    """Per-seed log-log slopes against ε, early-phase rate errors and the tolerance comparison."""
+    eps = np.asarray(args.eps)
+    d, t = res["default"], res["tight"]
+    f = {"eps": eps, "d": d, "t": t}
+    for name, field in (("slope_tau", "rho_tau"), ("slope_min", "rho_min"), ("slope_A", "A_over_W_tau")):
+        f[name] = np.array([an.fit_power_law(eps, d[field][:, s]) for s in range(args.seeds)])
+    f["falls"] = falls_as_eps_falls(d["rho_tau"])
+    f["fraction"] = float(np.mean(f["falls"]))
+    f["rate_target_Y"] = an.early_phase_rate("imbalance", w0, args.convention)
+    f["rate_target_W"] = an.early_phase_rate("balance", w0, args.convention)
+    rel_diff = {name: np.abs(d[name] - t[name]) / np.abs(t[name]) for name in TOLERANCE_FIELDS}
+    f["worst_rel"] = float(max(np.max(v) for v in rel_diff.values()))
+    f["floor"] = float(max(np.max(np.abs(d[name] - t[name])) for name in TOLERANCE_FIELDS))
+    f["q_drift"], f["q_drift_tight"] = float(np.max(d["Q_relative_drift"])), float(np.max(t["Q_relative_drift"]))
+    return f
