@@ -109,7 +109,7 @@ def cost(problem, solver: str, log) -> dict:
 
 def flagged_rises(losses, noise_floor: float = 1e-14) -> int:
     """Saved losses above twice the smallest earlier one plus ``noise_floor`` × L(0): the studies' "left the flow" flag
-    (studies/extrapolation_sweeps.py, ``valid_length``)."""
+    (:func:`gflow.problems.extrapolation.valid_length`)."""
     losses = np.asarray(losses)
     earlier = np.minimum.accumulate(np.concatenate([[np.inf], losses[:-1]]))
     return int(np.sum(losses > 2.0 * earlier + noise_floor * abs(losses[0])))

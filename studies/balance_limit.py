@@ -35,13 +35,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, initializers, teachers
-from gflow.plot import figure_grid, label_axes, plot_diagnostic
-from gflow.problems.balance_limit import (
-    fits,
-    sign_swap,
-    sweep_eps,
-    TOLERANCE_FIELDS,
-)
+from gflow.problems import balance_limit as bl
 from gflow.study import (
     both_tolerances,
     check,
@@ -129,19 +123,21 @@ def science(args, checks, results):
     w0 = teachers.first_markov_parameter(teacher)
     print(f"balance_limit: d={args.d}, d̂={args.teacher_dim}, k={args.k}, w0={w0:.4f}, convention {args.convention}, "
           f"ε ∈ {args.eps}, {args.seeds} seeds, rtol {args.rtol:g} and {tight_rtol(args.rtol):g}", flush=True)
-    res, curves = sweep_eps(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0,
+    res, curves = bl.sweep_eps(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0,
                              both_tolerances(args.rtol))
-    f = fits(args, w0, res)
+    f = bl.fits(args, w0, res)
     checks += main_checks(args, w0, f)
     results.update(main_results(args, w0, res, f))
     if args.sign_seeds:
         print(f"sign check: the same sweep with the teacher negated (w0 = {-w0:.4f}), {args.sign_seeds} seeds",
               flush=True)
-        sw = sign_swap(teacher, args)
+        sw = bl.sign_swap(teacher, args)
         checks += sign_checks(sw, args)
         results["sign_swap"] = sw
     save_trajectories(args.out, {f"eps{args.eps[i]:.0e}_seed0": t for (i, s), t in curves.items() if s == 0})
-    make_figures(args, f["eps"], w0, res, curves, f["slope_tau"], f["slope_min"])
+    save_figure(bl.figure(args, f["eps"], w0, res, curves, f["slope_tau"], f["slope_min"]), args.out,
+                "balance_limit.png", title=f"Near-zero init → balancedness (seed 000 Prop. 9): general student "
+                f"d={args.d}, balanced teacher $\\hat{{d}}$={args.teacher_dim}, k={args.k}")
     np.savez_compressed(os.path.join(args.out, "curves.npz"),
                         **{f"eps{args.eps[i]:.0e}_seed{s}_{n}": v for (i, s), t in curves.items()
                            for n, v in zip(("ts", "rho", "Y", "W"), (t.ts, *(t.diagnostics[d] for d in CURVES)))})
@@ -182,8 +178,8 @@ def main_checks(args, w0, f) -> list[dict]:
               f["q_drift_tight"], q_drift, direction="<", kind="sanity"),
         tolerance_agreement(f"solver guard: every rho_bal(tau_eps) and min_t rho_bal of the {n_runs} w0 > 0 flows "
                             f"agrees within 1% (relative) between rtol {args.rtol:g} and {tight:g}",
-                            "tolerance check (docs/design.md)", [d[n] for n in TOLERANCE_FIELDS],
-                            [f["t"][n] for n in TOLERANCE_FIELDS], 0.01),
+                            "tolerance check (docs/design.md)", [d[n] for n in bl.TOLERANCE_FIELDS],
+                            [f["t"][n] for n in bl.TOLERANCE_FIELDS], 0.01),
     ]
 
 
@@ -213,54 +209,6 @@ def print_findings(args, f):
     print(f"tolerance floor: |Δρ_bal| between rtol {args.rtol:g} and {tight:g} ≤ {f['floor']:.2e} "
           f"(worst relative {f['worst_rel']:.2e}); Q relative drift ≤ {f['q_drift']:.2e} "
           f"(tight {f['q_drift_tight']:.2e})")
-
-
-def make_figures(args, eps, w0, res, curves, slope_tau, slope_min):
-    import matplotlib.pyplot as plt
-
-    colors = plt.cm.viridis(np.linspace(0, 0.9, len(eps)))
-    fig, axes = figure_grid(2, 2, panel=(6, 4.5))
-    ax = axes[0, 0]
-    for (i, s), traj in curves.items():
-        ax.semilogy(traj.ts / np.log(1 / eps[i]), traj.diagnostics["rho_bal"], color=colors[i],
-                    alpha=1.0 if s == 0 else 0.25, lw=1.5 if s == 0 else 0.8,
-                    label=f"ε = {eps[i]:.0e}" if s == 0 else None)
-    scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
-    ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
-    label_axes(ax, xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
-               title="Balancedness over time (all seeds; seed 0 bold)")
-
-    ax = axes[0, 1]
-    d = res["default"]
-    for name, slope, marker, label in (("rho_tau", slope_tau, "o", "ρ_bal(τ_ε)"),
-                                       ("rho_min", slope_min, "s", "min_t ρ_bal")):
-        ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
-        ax.loglog(eps, np.median(d[name], axis=1), marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
-    ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label=r"bound $O(\varepsilon^{1/2})$")
-    label_axes(ax, xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
-
-    ax = axes[1, 0]
-    i = len(eps) - 1
-    traj = curves[(i, 0)]
-    tau = an.balancing_time(eps[i], w0, args.convention)
-    for name, label, color in (("imbalance_norm", "‖B − Cᵀ‖", "C0"), ("balance_norm", "‖B + Cᵀ‖", "C1")):
-        plot_diagnostic(traj, name, ax, log_x=False, log_y=True, label=label, color=color)
-        rate = an.early_phase_rate(name.split("_")[0], w0, args.convention)
-        early = traj.ts <= tau
-        ax.semilogy(traj.ts[early], traj.diagnostics[name][0] * np.exp(rate * traj.ts[early]), "k:" if color == "C0"
-                    else "k--", label=f"$e^{{{rate:+g} t}}$")
-    ax.axvline(tau, color="gray", lw=0.8)
-    label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="",
-               title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
-
-    ax = axes[1, 1]
-    for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", tight_rtol(args.rtol))):
-        ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker,
-                  label=f"max relative Q drift, rtol {rtol:g}")
-        ax.axhline(rtol, color="gray", lw=0.8, ls=":")
-    label_axes(ax, xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
-    save_figure(fig, args.out, "balance_limit.png", title=f"Near-zero init → balancedness (seed 000 Prop. 9): general "
-                f"student d={args.d}, balanced teacher $\\hat{{d}}$={args.teacher_dim}, k={args.k}")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ import gflow
 from gflow import analysis as an
 from gflow.problems import extrapolation as xs
 from gflow.problems.extrapolation import PANELS, READING_PANELS, READINGS, SUPPORT_CLUSTER, SUPPORT_WEIGHT
-from gflow.study import check, QuickFull, run_study, save_figure, study_parser, sweep_options
+from gflow.study import check, QuickFull, rtol_option, run_study, save_figure, study_parser, sweep_options
 from gflow.sweep import dask_executor
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
@@ -118,9 +118,9 @@ def parse_args(argv=None):
                    help="loss levels (powers of ten) at which the error is read")
     p.add_argument("--horizon", type=int, default=an.extrapolation.DEFAULT_HORIZON,
                    help="evaluation horizon H: the tail is [k, H)")
-    p.add_argument("--rtol", type=float, default=QuickFull(None, quick=1e-8),
-                   help="solver rtol for every panel (None: per panel, 1e-9 for fig1a, whose sharpening is read down "
-                        "to L = 1e-11, 1e-8 for the others); the Fig. 5 runs are repeated at rtol/100")
+    rtol_option(p, QuickFull(None, quick=1e-8), what="solver rtol for every panel (default: per panel, 1e-9 for fig1a, "
+                "whose sharpening is read down to L = 1e-11, 1e-8 for the others; Fig. 5's checks are the ones that "
+                "repeat)")
     sweep_options(p)
     p.add_argument("--max-steps", type=int, default=None,
                    help="solver steps per flow before it is stopped (default per panel: 2e5 for the balanced teachers, "
@@ -132,10 +132,6 @@ def parse_args(argv=None):
     p.require_positive(args, "seeds", "n_save", "batch_size")
     if args.slots is not None:
         p.require_positive(args, "slots")
-    low, high = gflow.flow.RTOL_RANGE  # --rtol None (per panel) is beyond rtol_option: its range checked here
-    if args.rtol is not None and not (low <= gflow.study.tight_rtol(args.rtol) and args.rtol < high):
-        p.error(f"--rtol must lie in [{low * gflow.study.TIGHTER:g}, {high:g}): the Fig. 5 runs repeat at rtol/100, "
-                f"got {args.rtol:g}")
     p.require_positive(args, "k_min", "k_step")
     if args.k_max < args.k_min:
         p.error(f"--k-max must be >= --k-min, got {args.k_max} < {args.k_min}")

@@ -33,18 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from gflow import analysis as an
-from gflow.plot import figure_grid, label_axes
-from gflow.problems.gd_vs_flow import (
-    build_problems,
-    FlowCache,
-    loss_at,
-    method_row,
-    other_methods,
-    PROBLEMS,
-    q_drift_runs,
-    STARTS,
-    sweep_one_start,
-)
+from gflow.problems import gd_vs_flow as gvf
 from gflow.study import (
     check,
     QuickFull,
@@ -103,22 +92,24 @@ def main(argv=None):
 
 
 def science(args, checks, results):
-    problems = build_problems(args)
-    flows = FlowCache(args)
+    problems = gvf.build_problems(args)
+    flows = gvf.FlowCache(args)
     print(f"gd_vs_flow: k={args.k}, horizons t={args.horizon_balanced:g} (balanced), {args.horizon_memoryless:g} "
           f"(memoryless), {args.n_eta_balanced} / {args.n_eta_memoryless} step sizes below the edge, "
           f"rtol {args.rtol:g} (and {tight_rtol(args.rtol):g}), Adam lr {args.adam_lr:g} × {args.adam_steps} steps, "
           f"SGD on N={args.n_data} / fresh sequences, batch {args.batch}", flush=True)
     for name, problem in problems.items():
         print(f"{name} teacher (d = {problem['d']}):", flush=True)
-        problem["results"] = {s: sweep_one_start(problem, s, args, flows, tight_rtol(args.rtol)) for s in STARTS}
-        problem["t_early"], problem["q_runs"] = q_drift_runs(problem, args)
-        problem["methods"], eta_sgd = other_methods(problem, args)
+        problem["results"] = {s: gvf.sweep_one_start(problem, s, args, flows, tight_rtol(args.rtol))
+                              for s in gvf.STARTS}
+        problem["t_early"], problem["q_runs"] = gvf.q_drift_runs(problem, args)
+        problem["methods"], eta_sgd = gvf.other_methods(problem, args)
         results[name] = summarize_problem(problem, args, eta_sgd, checks)
-    make_figures(args, problems)
+    for name, draw in gvf.FIGURES.items():
+        save_figure(draw(args, problems), args.out, name)
     save_trajectories(args.out, kept_trajectories(problems))
     print()
-    for name in PROBLEMS:
+    for name in gvf.PROBLEMS:
         r = results[name]
         print(f"{name}: edge 2/λ_max = {r['symmetric']['edge']:.3e} (symmetric start), "
               f"{r['general']['edge']:.3e} (general); distance exponents θ "
@@ -130,7 +121,7 @@ def science(args, checks, results):
 def summarize_problem(problem, args, eta_sgd, checks):
     """One problem's checks and results: each start, the Q drift, and the methods."""
     out = problem["summary"] = {"d": problem["d"], "eta_sgd": eta_sgd}
-    for start in STARTS:
+    for start in gvf.STARTS:
         out[start] = start_checks(problem, start, args, checks)
     out["q_drift"] = q_drift_checks(problem, args, checks)
     out["methods"] = problem["table"] = method_checks(problem, args, checks)
@@ -159,7 +150,7 @@ def start_checks(problem, start, args, checks) -> dict:
     entry["tolerance_floor"] = floor
     entry["edge_runs"] = [{"factor": e["factor"], "eta": e["eta"], "status": e["traj"].status,
                            "message": e["traj"].message,
-                           "final_loss": float(loss_at(problem["loss"], e["traj"].final)),
+                           "final_loss": float(gvf.loss_at(problem["loss"], e["traj"].final)),
                            "max_distance_parameters": None if e["distance"] is None
                            else float(np.max(e["distance"]["parameters"]))} for e in r["edge_runs"]]
     p, n = entry["exponent_parameters"], len(etas)
@@ -222,7 +213,7 @@ def method_checks(problem, args, checks) -> dict:
     methods = {"flow": problem["results"]["symmetric"]["flow"]}
     methods.update({f"GD η={run['eta']:.2e}": run["traj"] for run in res["symmetric"]["runs"]})
     methods.update(problem["methods"])
-    table = {m: method_row(traj, loss, teacher, k) for m, traj in methods.items()}
+    table = {m: gvf.method_row(traj, loss, teacher, k) for m, traj in methods.items()}
 
     def defect(prefix):
         return max(max(table[m]["balance_defect"], table[m]["symmetry_defect"]) for m in table if m.startswith(prefix))
@@ -250,98 +241,6 @@ def kept_trajectories(problems) -> dict:
         kept.update({f"{name}_{method.split()[0].lower()}" + ("_fresh" if "fresh" in method else ""): traj
                      for method, traj in problem["methods"].items()})
     return kept
-
-
-def make_figures(args, problems):
-    for figure in (figure_distance_to_flow, figure_step_size_scaling, figure_q_drift, figure_methods, figure_sharpness):
-        figure(args, problems)
-
-
-def figure_distance_to_flow(args, problems):
-    """Distance of every GD run to the flow against time."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = figure_grid(2, 2)
-    for (i, name), (j, start) in ((p, q) for p in enumerate(PROBLEMS) for q in enumerate(STARTS)):
-        ax, r = axes[i, j], problems[name]["results"][start]
-        for c, run in zip(plt.cm.viridis(np.linspace(0, 0.85, len(r["runs"]))), r["runs"]):
-            ax.loglog(run["traj"].ts[1:], run["distance"]["parameters"][1:], color=c, label=f"GD η = {run['eta']:.2e}")
-        for e in r["edge_runs"]:
-            if e["distance"] is not None:
-                ax.loglog(e["traj"].ts[1:], e["distance"]["parameters"][1:], "--", color="tab:red",
-                          label=f"GD η = {e['factor']} × edge")
-        label_axes(ax, xlabel="t (= η · step)", ylabel="‖θ_GD(t) − θ_flow(t)‖ / max ‖θ_flow‖", legend=7,
-                   title=f"{name} teacher, {start} start (edge 2/λ_max = {r['edge']:.2e})")
-    save_figure(fig, args.out, "distance_to_flow.png")
-
-
-def figure_step_size_scaling(args, problems):
-    """Max distance to the flow against η, per start and measure."""
-    import matplotlib.ticker
-
-    fig, axes = figure_grid(1, 2)
-    for ax, name in zip(axes, PROBLEMS):
-        for start, marker in zip(STARTS, ("o", "s")):
-            entry = problems[name]["summary"][start]
-            for measure, ls in (("parameters", "-"), ("impulse_response", "--"), ("loss", ":")):
-                ax.loglog(entry["etas"], entry[f"max_distance_{measure}"], marker + ls,
-                          label=f"{start}: {measure} (slope {entry[f'exponent_{measure}']:.2f})")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels of a short decade overlap
-        label_axes(ax, xlabel="step size η", ylabel="max_t distance to the flow", legend=7,
-                   title=f"{name} teacher: distance to the flow against η\n"
-                         f"(slopes fitted on the {args.n_fit} smallest η)")
-    save_figure(fig, args.out, "step_size_scaling.png")
-
-
-def figure_q_drift(args, problems):
-    """The Q drift divided by η (curves collapse when it is ∝ η)."""
-    fig, axes = figure_grid(1, 2)
-    for ax, name in zip(axes, PROBLEMS):
-        p = problems[name]
-        for runs, style, lw, what in ((p["results"]["general"]["runs"], "-", 1, ""),
-                                      (p["q_runs"], "--", 1.5, "short run ")):
-            for run in runs:
-                ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], style, lw=lw,
-                          label=f"{what}η = {run['eta']:.2e}")
-        run = p["q_runs"][-1]
-        ts = run["traj"].ts[1:]
-        ax.loglog(ts, run["q_drift"][1] / run["eta"] * ts / ts[0], "k:", label="∝ t")
-        ax.axvline(p["t_early"], color="gray", lw=0.8)
-        label_axes(ax, xlabel="t", ylabel="relative drift of Q, divided by η", legend=6,
-                   title=f"{name} teacher, general start: Q drift / η\n"
-                         "(curves collapse: ∝ η; gray: end of the early phase)")
-    save_figure(fig, args.out, "q_drift.png")
-
-
-def figure_methods(args, problems):
-    """Final loss and extrapolation error of every method from the symmetric start."""
-    fig, axes = figure_grid(2, 2, panel=(6.5, 4))
-    for j, name in enumerate(PROBLEMS):
-        rows = problems[name]["table"]
-        for i, (field, title) in enumerate((("final_loss", "final population loss"),
-                                            ("extrapolation_error", "extrapolation error (ℓ∞ tail, j ∈ [k, 100))"))):
-            ax = axes[i, j]
-            ax.bar(range(len(rows)), [max(row[field], 1e-300) for row in rows.values()], color="tab:blue")
-            ax.set_xticks(range(len(rows)), list(rows), rotation=35, ha="right", fontsize=7)
-            if field == "extrapolation_error":
-                ax.axhline(problems[name]["zero_error"], color="k", ls="--", label="zero solution")
-            label_axes(ax, yscale="log", title=f"{name} teacher, symmetric start:\n{title}",
-                       legend=7 if field == "extrapolation_error" else None)
-    save_figure(fig, args.out, "methods.png")
-
-
-def figure_sharpness(args, problems):
-    """Sharpness λ_max along the flow against 2/η of every GD run."""
-    fig, axes = figure_grid(1, 2)
-    for ax, name in zip(axes, PROBLEMS):
-        for start, color in zip(STARTS, ("tab:blue", "tab:orange")):
-            r = problems[name]["results"][start]
-            ax.loglog(r["probe"].ts[1:], r["sharpness"][1:], color=color, label=f"{start} start: λ_max(t)")
-            for eta in list(r["etas"]) + [e["eta"] for e in r["edge_runs"]]:
-                ax.axhline(2.0 / eta, ls=":", lw=0.7, color=color)
-        label_axes(ax, xlabel="t", ylabel="λ_max(∇²L(θ_flow(t)))", legend=7,
-                   title=f"{name} teacher: sharpness along the flow\n(dotted: 2/η of every GD run; stable below)")
-    save_figure(fig, args.out, "sharpness.png")
 
 
 if __name__ == "__main__":

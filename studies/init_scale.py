@@ -11,7 +11,7 @@ getting good extrapolation error". What the paper leaves open, and what we chose
   unstated), integrated to t1 = 1e10 at rtol 1e-8 and read where the loss first reaches ``--level`` (default
   1e-9, above the ≈ 1e-11 to which rtol 1e-8 resolves the loss; the last valid state where it never does, counted
   in the figure legend);
-- error: the relative ℓ∞ tail error of studies/extrapolation_sweeps.py on [k, H), H = 100;
+- error: the relative ℓ∞ tail error on [k, H), H = 100 (gflow.problems.extrapolation.errors_at_levels);
 - critical k of a scale and seed: the smallest k of the grid from which on every error of that seed is ≤ 0.1
   (k_max + 2, "beyond the grid", where its largest k is not);
 - seeds: 10 by default (the paper does not say how many it used for Fig. 4); seed s draws the teacher with key s at

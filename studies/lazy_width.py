@@ -9,21 +9,20 @@ and A trained, last output, sequence concept class, Def. 3.3) and "003" (Cayci &
 tanh RNN, output scale 1/√m, symmetric init α = ``--alpha``, transport-map teacher, eq. 8).
 
 Time. Seeds 002/004 use the standard parameterization: the NTK is Θ(m), so their step size is η = Θ(1/(ε ρ² m))
-and the flow time ηT scales like 1/m (derived here from seed 002's step size); we run the flow for t = τ/m, i.e.
-the rescaled time τ = m t is the same at every width. Seed 003 already has the NTK scaling (output 1/√m), so t = τ
-there. The flow is integrated by full-batch GD (explicit Euler) with rescaled step η̄ = ``--eta`` (η = η̄/m, resp.
-η̄), far below the stability edge; the measurements are repeated at η̄/4 on the small widths and must not move
-(solver check).
+and the flow time ηT scales like 1/m (derived here from seed 002's step size); we run the flow for t = τ/m, i.e. the
+rescaled time τ = m t is the same at every width. Seed 003 already has the NTK scaling (output 1/√m), so t = τ there.
+The flow is integrated by full-batch GD (explicit Euler) with rescaled step η̄ = ``--eta`` (η = η̄/m, resp. η̄), far
+below the stability edge; the measurements are repeated at η̄/4 on the small widths and must not move (solver check).
 
 Centering. The papers' small output factor λ = ε/(10Lρ) exists to make the initial output negligible (seed 002's
-objective, 004-P14); at simulator scale it would force movements 1/λ ~ 10⁵ times larger. We keep λ = 1 and
-train the centered predictor F(θ) − F(θ0) instead (labels y + F(θ0)(x)), which removes the initial output
-exactly and leaves the kernel and the lazy scalings unchanged (``--no-centering`` switches it off).
+objective, 004-P14); at simulator scale it would force movements 1/λ ~ 10⁵ times larger. We keep λ = 1 and train
+the centered predictor F(θ) − F(θ0) instead (labels y + F(θ0)(x)), which removes the initial output exactly and
+leaves the kernel and the lazy scalings unchanged (``--no-centering`` switches it off).
 
 Measured at the end of training, per width and seed:
 
-- movement: ‖θ − θ0‖_F over the trained layers, rescaled √m ‖θ − θ0‖_F (004-P1 / 002-P3: constant in
-  m), relative ‖θ − θ0‖_F / ‖θ0‖_F, and the per-neuron √m max_i ‖Θ_i − Θ_i(0)‖ (003-P9: O(1));
+- movement: ‖θ − θ0‖_F over the trained layers, rescaled √m ‖θ − θ0‖_F (004-P1 / 002-P3: constant in m), relative
+  ‖θ − θ0‖_F / ‖θ0‖_F, and the per-neuron √m max_i ‖Θ_i − Θ_i(0)‖ (003-P9: O(1));
 - linearization error |F(θ) − F^Lin(θ)| with F^Lin the JVP at θ0 (the pseudo-network of seed 002 eqs. (4), (5),
   the coupling of seed 004 Lemma 6.1), RMS over the supervised outputs;
 - the fraction of ReLU activations 1[g_t ≥ 0] that changed (004-P3, 002-P3), over all sequences/steps;
@@ -63,12 +62,11 @@ worst position's final/initial training loss must be below 1: the one shared W l
 loss at least halves), which measures slow learning, not interference: it is reported beside and decides nothing.
 
 Setup (set in the results review). ε_x = 1/L by default (seed 004's premise ε_x ≤ 1/L, Lemma C.1; before: 0.5 at
-L = 6, above it) and τ = 8 (before: 2, where the worst run's loss ratio reached 0.509 against the precondition's
-0.5; a first run at τ = 4 with ε_x = 1/L still left the worst of 60 seed-002 runs at 0.5055, m = 64, while the
-median is 0.31–0.46);
-widths 64 … 2048 (m = 4096, three quarters of the cost, is left out of the default; ``--widths`` adds it).
-λ-centering (002-P8 / 004-P14's λ) is an identity of the initialization, shown under 002-P8; 004-P14 is decided by
-"only W trained is enough".
+L = 6, above it) and τ = 8 (before: 2, where the worst run's loss ratio reached 0.509 against the precondition's 0.5;
+τ = 4 with ε_x = 1/L still left the worst of 60 seed-002 runs at 0.5055, m = 64, median 0.31–0.46); widths 64 … 2048
+(m = 4096, three quarters of the cost, is left out of the default; ``--widths`` adds it). λ-centering (002-P8 /
+004-P14's λ) is an identity of the initialization, shown under 002-P8; 004-P14 is decided by "only W trained is
+enough".
 
 Example:  python studies/lazy_width.py --quick --out out/lazy_width_quick
 """
@@ -78,7 +76,6 @@ from __future__ import annotations
 import math
 import time
 
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
@@ -201,53 +198,6 @@ def validate(args):
     args.settings = list(dict.fromkeys(args.settings))
 
 
-def make_task(setting: str, args) -> lp.Task:
-    """The setting's task (:func:`gflow.problems.lazy_width.make_task`) at the study's arguments."""
-    return lp.make_task(setting, length=args.length, d=args.d, n=args.n, n_test=args.n_test, eps_x=args.eps_x,
-                        alpha=args.alpha, label_rms=args.label_rms, seed=args.task_seed)
-
-
-def make_model(setting: str, seed: int, m: int, args):
-    """The setting's network at width m (:func:`gflow.problems.lazy_width.make_model`)."""
-    return lp.make_model(setting, seed, m, args.d, args.alpha)
-
-
-def train(setting, seed, m, args, task, eta_bar, both_layers=False, population=True):
-    """Gradient descent for rescaled time τ; returns (row of measures, seconds). ``both_layers``: train W and A of
-    a seed-004 model (004-P14); ``population``: estimate E_D Obj on the task's fresh sequences (002/004; off
-    for the runs no population check uses: at m = 4096 it costs about a fifth of a run)."""
-    inputs = task.inputs
-    model0 = make_model(setting, seed, m, args)
-    if both_layers:
-        model0 = lp.width_and_a(model0)
-    loss = lp.centered_loss(model0, inputs, task.labels, task.steps, args.centering)
-    n_steps = int(math.ceil(args.tau / eta_bar - 1e-9))
-    lr = eta_bar * lp.time_scale(setting, m)
-    started = time.perf_counter()
-    traj = gflow.discrete.run_gd(loss, model0, lr=lr, steps=n_steps, save_at=np.array([0, n_steps]), progress=False,
-                        config={"study": "lazy_width", "setting": setting, "width": m, "seed": seed})
-    if traj.status != "completed":
-        raise RuntimeError(f"GD for setting {setting}, m = {m}, seed {seed} did not complete: {traj.message}")
-    row = {k: float(v) for k, v in lp.lazy_measures(model0, traj.final, inputs, loss.step_weights).items()}
-    row.update(loss_initial=float(traj.loss[0]), loss_final=float(traj.loss[-1]),
-               loss_ratio=float(traj.loss[-1] / traj.loss[0]), steps=n_steps, lr=lr, t=lr * n_steps,
-               label_energy=float(jnp.sum(loss.step_weights)) * args.label_rms**2,  # the zero predictor's E_Z Obj
-               positions=[t + 1 for t in loss.supervised],
-               position_loss_initial=np.asarray(lp.position_losses(loss, model0)).tolist(),
-               position_loss_final=np.asarray(lp.position_losses(loss, traj.final)).tolist())
-    if population and task.test_inputs is not None:  # 004-P6, 002-P5: E_D Obj − E_Z Obj
-        test = lp.centered_loss(model0, task.test_inputs, task.test_labels, task.steps, args.centering)
-        row["loss_population"] = float(lp.loss_at(test, traj.final))
-        row["generalization_gap"] = row["loss_population"] - row["loss_final"]
-    if setting != "003":
-        row["init_output_max"] = float(lp.init_output_max(model0, inputs, loss.step_weights))
-        row["lambda_ratio"] = lp.lambda_ratio(row["init_output_max"], args.length, m, model0.n_out)
-        row["hidden_norms_init"] = np.asarray(lp.hidden_norms(model0, inputs)).tolist()
-        if m <= 1024:  # a dense SVD above that costs more than the training
-            row["spectral_norm_W0"] = float(np.linalg.norm(np.asarray(model0.W), 2))
-    return row, time.perf_counter() - started
-
-
 def exponent_check(setting, key, rows, args):
     """The prediction check on the per-seed exponents of ``key``: median over seeds and its bootstrap interval
     against the paper's rate (``PAPER_RATES``: two-sided for a "scaling", one-sided for a "bound")."""
@@ -366,7 +316,7 @@ def p14_check(args, task, rows, checks, results):
     m = max(rows)
     fractions, detail = [], []
     for seed, row in enumerate(rows[m]):
-        both, _ = train("004", seed, m, args, task, args.eta, both_layers=True, population=False)
+        both, _ = lp.train("004", seed, m, args, task, args.eta, both_layers=True, population=False)
         removed_w = row["loss_initial"] - row["loss_final"]
         removed_wa = both["loss_initial"] - both["loss_final"]
         fractions.append(removed_w / removed_wa)
@@ -415,7 +365,7 @@ def solver_check(setting, args, task, rows, checks, results):
     widths = args.widths[: args.solver_check_widths]
     base, fine, detail = [], [], {}
     for m in widths:
-        quarter, _ = train(setting, 0, m, args, task, args.eta / 4, population=False)
+        quarter, _ = lp.train(setting, 0, m, args, task, args.eta / 4, population=False)
         keys = [k for k in ("movement", "linearization_error", "loss_ratio") if quarter[k] != 0]
         base += [rows[m][0][k] for k in keys]
         fine += [quarter[k] for k in keys]
@@ -446,8 +396,8 @@ def science(args, checks, results):
           f"d = {args.d}, N = {args.n}, τ = {args.tau:g}, η̄ = {args.eta:g}", flush=True)
     all_rows = {}
     for setting in args.settings:
-        task = make_task(setting, args)
-        rows = all_rows[setting] = train_widths(setting, args, task, started)
+        task = lp.study_task(setting, args)
+        rows = all_rows[setting] = lp.train_widths(setting, args, task, started)
         analyse(setting, rows, args, checks, results)
         if setting != "003" and "init_hidden_norms" not in results:  # 002 and 004 share W, A and the inputs
             init_checks(setting, rows, args, checks, results)
@@ -463,26 +413,6 @@ def science(args, checks, results):
         print(f"  [{setting}] exponents (fitted vs paper): " + ", ".join(
             f"{k} {v['fitted']:+.3f} vs {v['paper']:+.3f} ({v['kind']})" for k, v in table.items()))
     return configuration(args)
-
-
-def train_widths(setting, args, task, started):
-    """{m: [one row per seed]}: every width and seed of one setting trained."""
-    rows = {}
-    for m in args.widths:
-        rows[m], seconds = [], 0.0
-        for seed in range(args.seeds):
-            row, dt = train(setting, seed, m, args, task, args.eta)
-            rows[m].append(row)
-            seconds += dt
-        med = {k: np.median([r[k] for r in rows[m]]) for k in ("rescaled_movement", "neuron_movement",
-                                                               "linearization_error", "loss_ratio")}
-        flips, gap = (np.median([r.get(k, np.nan) for r in rows[m]]) for k in ("flip_fraction",
-                                                                                "generalization_gap"))
-        print(f"  [{setting}] m = {m:5d}: √m‖Δθ‖ {med['rescaled_movement']:.3g}, √m max‖ΔΘ_i‖ "
-              f"{med['neuron_movement']:.3g}, |F − F^Lin| {med['linearization_error']:.3g}, flips {flips:.3g}, "
-              f"loss ratio {med['loss_ratio']:.3g}, gap {gap:.3g} ({seconds:.1f} s, total "
-              f"{time.time() - started:.0f} s)", flush=True)
-    return rows
 
 
 def configuration(args) -> dict:

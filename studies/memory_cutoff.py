@@ -63,20 +63,7 @@ import numpy as np
 import gflow
 from gflow import analysis as an, GflowInputError
 from gflow.flow import DEFAULT_RTOL
-from gflow.plot import figure_grid, label_axes
-from gflow.problems.memory_cutoff import (
-    activations_of,
-    gradient_curves,
-    init_defect_cases,
-    memory_function_curves,
-    P14_HORIZON,
-    projected_gd_runs,
-    proposition_1_cases,
-    PROPOSITION_1_SIZE,
-    sample_size_runs,
-    step_size_runs,
-    transport_runs,
-)
+from gflow.problems import memory_cutoff as mc
 from gflow.study import (
     check,
     over_seeds,
@@ -177,11 +164,11 @@ def validate(args):
 
 def part_a(args, checks, results):
     """P1: F(Θ(0)) = 0 exactly; paired neurons' gradients are exact negatives at step 0."""
-    cases = init_defect_cases(args)
+    cases = mc.init_defect_cases(args)
     worst_f, worst_pair = (max(0.0, *(c[k] for c in cases)) for k in ("max_abs_F", "pair_defect"))
     src = f"{SOURCE}, Def. 1"
     checks += [
-        check(f"symmetric init: max_t,x |F_t(X; Θ(0))| = 0 exactly ({activations_of(args)}, α below/above 1/σ₁, "
+        check(f"symmetric init: max_t,x |F_t(X; Θ(0))| = 0 exactly ({mc.activations_of(args)}, α below/above 1/σ₁, "
               f"m = {args.m}, 8 sequences of length 12; an identity of Def. 1 (paired neurons, opposite readouts) "
               "that our init and paired readout sum must reproduce bit for bit)", src, worst_f, 0.0, direction="<=",
               kind="sanity", predictions=["003-P1"]),
@@ -193,13 +180,14 @@ def part_a(args, checks, results):
 
 def part_b(args, checks, results):
     """P2: Proposition 1 vs autodiff (hidden-state Jacobian and loss gradient) away from the initialization."""
-    m, length = PROPOSITION_1_SIZE
-    cases = proposition_1_cases(args)
+    m, length = mc.PROPOSITION_1_SIZE
+    cases = mc.proposition_1_cases(args)
     worst_h, worst_off, worst_loss = (max(0.0, *(c[k] for c in cases)) for k in
                                       ("hidden_rel_error", "off_diagonal_max", "loss_gradient_rel_error"))
     src = f"{SOURCE}, Prop. 1"
     checks += [
-        check(f"Prop. 1 sums vs autodiff: ∂H_t⁽ⁱ⁾/∂W_ii and ∂H_t⁽ⁱ⁾/∂U_i (max relative error; {activations_of(args)}, α "
+        check(f"Prop. 1 sums vs autodiff: ∂H_t⁽ⁱ⁾/∂W_ii and ∂H_t⁽ⁱ⁾/∂U_i (max relative error; "
+              f"{mc.activations_of(args)}, α "
               f"below/above 1/σ₁, m = {m}, T = {length}, generic Θ; Prop. 1 is the chain rule written out, so this "
               "checks our implementation of it)", src, worst_h, 1e-10, direction="<=", kind="sanity",
               predictions=["003-P2"]),
@@ -214,7 +202,7 @@ def part_b(args, checks, results):
 
 def part_c(args, checks, results):
     """P11(a): μ_T = μ_{0,T} μ_{1,T} against T for z in Z_GRID."""
-    ts, curves, bounded, critical, rates, rate_err = memory_function_curves(Z_GRID)
+    ts, curves, bounded, critical, rates, rate_err = mc.memory_function_curves(Z_GRID)
     src = f"{SOURCE}, §4.1 eqs. (10), (30), Remark 5"
     checks += [
         check("z < 1: μ_T(z) <= 1/(1 − z)³ for all T <= 64 (bounded; max of μ_64 (1 − z)³; arithmetic of the partial "
@@ -232,7 +220,7 @@ def part_c(args, checks, results):
 
 def part_d(args, checks, results):
     """P3 and P11(b): max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ against t at initialization, inputs small or of unit radius."""
-    sigma, ts, curves, u_parts, worst_ratio, bound = gradient_curves(args)
+    sigma, ts, curves, u_parts, worst_ratio, bound = mc.gradient_curves(args)
     f = args.fit_steps
     z_long = args.alphas[1] * sigma.sigma1
     rate = an.fit_exponential_rate(ts[1:f], u_parts[("long", args.small_radius)][1:f])
@@ -261,7 +249,7 @@ def part_d(args, checks, results):
 
 def part_e(args, checks, results):
     """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
-    rows, usage, trajs = projected_gd_runs(args)
+    rows, usage, trajs = mc.projected_gd_runs(args)
     total = len(rows)
 
     t_lo, t_hi = args.lengths[0], args.lengths[-1]
@@ -305,7 +293,7 @@ def part_f(args, checks, results):
     """P13: projected vs plain GD at η = c/(T√τ) on the same problems."""
     sigma = gflow.models.ACTIVATIONS[args.activation]
     T = args.p13_length
-    rows = step_size_runs(args)
+    rows = mc.step_size_runs(args)
     short_proj = [r for r in rows if r["regime"] == "short" and r["method"] == "projected"]
     worst = max(r["max_w_sigma1"] for r in short_proj)
     alpha_m_s1 = (args.alphas[0] + args.rho / math.sqrt(args.m)) * sigma.sigma1
@@ -355,7 +343,8 @@ def part_g(args, checks, results):
     T = args.transport_length
     print(f"G. transported point (P6) at m ∈ {args.p6_widths} and gradient flow (P14) at m = {args.m}, T = {T}, "
           f"M = {args.transport_samples}: {args.seeds} seeds", flush=True)
-    losses, exponents, feasible, flows, curve = transport_runs(args, tight_rtol(DEFAULT_RTOL))  # docs/design.md, "Studies"
+    # its rtol: docs/design.md, "Studies"
+    losses, exponents, feasible, flows, curve = mc.transport_runs(args, tight_rtol(DEFAULT_RTOL))
     excess = np.asarray([f["max_excess"] for f in flows])
     src6 = f"{SOURCE}, Prop. 3 proof / Remark 4 / Prop. 5"
     src14 = f"{SOURCE}, Theorem 1 proof, η → 0 (derived here)"
@@ -372,7 +361,7 @@ def part_g(args, checks, results):
                    median_loss_per_width=dict(zip(map(str, args.p6_widths), np.median(losses, axis=0)))),
         over_seeds(f"P14 gradient-flow limit: the plain gradient flow from Θ(0) (m = {args.m}, α σ₁ < 1, n = {args.n}, "
                    f"T = {T}, diffrax rtol 1e-8) obeys (1/t)∫₀ᵗ R_S <= R_S(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t) + floor at every "
-                   f"saved t <= t₁ = {P14_HORIZON:g}‖Θ(0) − Θ̄‖²/R_S(Θ(0)); per seed max_t of (left − right without "
+                   f"saved t <= t₁ = {mc.P14_HORIZON:g}‖Θ(0) − Θ̄‖²/R_S(Θ(0)); per seed max_t of (left − right without "
                    f"the floor)/R_S(Θ(0)) <= floor = {P14_FLOOR:g} (median over {args.seeds} seeds; the flow is not "
                    "projected: radius_needed = √m × its largest per-neuron move, the smallest ρ at which the "
                    "projected flow is this flow)", src14, excess, P14_FLOOR, "<=", predictions=["003-P14"],
@@ -389,7 +378,7 @@ def part_h(args, checks, results):
     T, sizes = args.transport_length, args.p10_sizes
     print(f"H. projected GD at n ∈ {sizes}, T = {T}, τ = {args.p10_tau}, m = {args.m}: {args.seeds} seeds",
           flush=True)
-    best, test, initial = sample_size_runs(args)
+    best, test, initial = mc.sample_size_runs(args)
     n_lo, n_hi = sizes[0], sizes[-1]
     threshold = P10_SLACK * math.sqrt(math.log(n_hi) / math.log(n_lo))
     slopes = [an.fit_power_law(sizes, b) for b in best]
@@ -404,94 +393,6 @@ def part_h(args, checks, results):
         median_test_loss_per_n=dict(zip(map(str, sizes), np.median(test, axis=0)))))
     results["part_h"] = {"sizes": sizes, "best": best, "test": test, "R0": initial, "slopes": slopes}
     return results["part_h"]
-
-
-def make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows):
-    sigma = gflow.models.ACTIVATIONS[args.activation]
-    z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}
-    colors = {"short": "C0", "long": "C3"}
-    fig, axes = figure_grid(2, 2, panel=(6, 4.75))
-    ax = axes[0, 0]
-    for zz, c in mu_curves.items():
-        ax.semilogy(ts_mu, c, label=f"z = {zz:g}")
-    label_axes(ax, xlabel="T", ylabel="μ_T = μ_{0,T}(z) μ_{1,T}(z)",
-               title="P11(a): memory functions, bounded / polynomial / exponential")
-    ax = axes[0, 1]
-    for (lab, r), c in g_curves.items():
-        ax.semilogy(ts_g, c, color=colors[lab], ls="-" if r == 1.0 else "--", label=f"ασ₁ = {z[lab]:g}, ‖X_t‖ <= {r:g}")
-    for lab, b in g_bound.items():
-        ax.semilogy(ts_g, b, color=colors[lab], ls=":", lw=1, label=f"bound σ₁μ₀√(σ₀²+1), ασ₁ = {z[lab]:g}")
-    label_axes(ax, ylim=(1e-6, 1e4), xlabel="t", ylabel="max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init", legend=7,
-               title="P3 / P11(b): hidden-state gradients (bound for unit inputs)")
-    ax = axes[1, 0]
-    for lab in ("short", "long"):
-        rr = [r for r in e_rows if r["regime"] == lab]
-        ax.semilogy([r["T"] for r in rr], [r["relative_best"] for r in rr], "o", color=colors[lab], alpha=0.5)
-        med = [np.median([r["relative_best"] for r in rr if r["T"] == T]) for T in args.lengths]
-        ax.semilogy(args.lengths, med, "-", color=colors[lab],
-                    label=f"α_m σ₁ = {rr[0]['alpha_m_sigma1']:.3g} (median of {args.seeds})")
-    label_axes(ax, xlabel="sequence length T", ylabel="min_s R_S(Θ(s)) / R_S(Θ(0))",
-               title=f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
-    ax = axes[1, 1]
-    for method, ls in (("projected", "-"), ("plain", "--")):
-        for lab in ("short", "long"):
-            rr = [r for r in f_rows if r["method"] == method and r["regime"] == lab]
-            ax.loglog([r["c"] for r in rr], [r["relative_final"] for r in rr], ls, marker="o", color=colors[lab],
-                      label=f"{method} GD, ασ₁ = {z[lab]:g}")
-    ax.axhline(1.0, color="gray", lw=0.8)
-    label_axes(ax, xlabel="step multiplier c (η = c/(T√τ))", ylabel="final R_S / R_S(Θ(0))",
-               title=f"P13: projected vs plain GD at T = {args.p13_length}")
-    save_figure(fig, args.out, "memory_cutoff.png")
-
-    fig, (ax, ax_loss) = figure_grid(1, 2)
-    for (lab, T), (w_use, u_use) in usage.items():
-        if T in (args.lengths[0], args.lengths[-1]):
-            long_T = T == args.lengths[-1]
-            s = np.arange(len(w_use))
-            ax.plot(s, w_use, color=colors[lab], ls="-" if long_T else ":", lw=1,
-                    label=f"√m max|ΔW_ii|/ρ_w, ασ₁={z[lab]:g}, T={T}")
-            ax.plot(s, u_use, color=colors[lab], ls="--" if long_T else "-.", lw=1,
-                    label=f"√m max‖ΔU_i‖/ρ_u, ασ₁={z[lab]:g}, T={T}")
-    ax.axhline(1.0, color="k", lw=0.8)
-    label_axes(ax, xlabel="iteration s", ylabel="constraint usage (<= 1)", ylim=(0, 1.1), legend=6,
-               title="P8(a): per-neuron constraints along projected GD")
-    for (lab, T), traj in trajs.items():
-        ax_loss.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
-                         alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
-                         label=f"ασ₁={z[lab]:g}, T={T}")
-    label_axes(ax_loss, xlabel="iteration s", ylabel="R_S(Θ(s)) / R_S(Θ(0))", legend=None,
-               title="projected GD loss curves (seed 0)")
-    ax_loss.legend(fontsize=6, ncol=2)
-    save_figure(fig, args.out, "projected_gd.png")
-
-
-def make_transport_figure(args, g, h):
-    """Parts G and H: R_S(Θ̄) against m (P6), the flow's average loss against its bound (P14), R_S against n (P10)."""
-    fig, axes = figure_grid(1, 3, panel=(16 / 3, 4.5))
-    ax = axes[0]
-    widths = np.asarray(g["widths"], dtype=float)
-    for per_m in g["R_bar"]:
-        ax.loglog(widths, per_m, "o-", color="C0", alpha=0.3, lw=1)
-    med = np.median(g["R_bar"], axis=0)
-    ax.loglog(widths, med, "k-", lw=2, label=f"median of {len(g['R_bar'])} seeds")
-    ax.loglog(widths, med[0] * widths[0] / widths, "k:", label="∝ 1/m")
-    label_axes(ax, xlabel="width m", ylabel="R_S(Θ̄)", title="P6: transported point, no training")
-    ax = axes[1]
-    ax.semilogx(g["flow_seed0"]["t"], g["flow_seed0"]["ratio"], color="C0",
-                label="(1/t)∫R / (R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t))")
-    ax.axhline(1.0, color="k", lw=0.8)
-    label_axes(ax, xlabel="flow time t", ylabel="average loss / bound (<= 1)",
-               title=f"P14: gradient flow, m = {args.m} (seed 0)")
-    ax = axes[2]
-    sizes = np.asarray(h["sizes"], dtype=float)
-    for name, color in (("best", "C0"), ("test", "C3")):
-        for row in h[name]:
-            ax.loglog(sizes, row, "-", color=color, alpha=0.25, lw=1)
-        ax.loglog(sizes, np.median(h[name], axis=0), "o-", color=color, lw=2,
-                  label="min_s R_S (training)" if name == "best" else "test loss at that iterate")
-    label_axes(ax, xlabel="training sequences n", ylabel="loss",
-               title=f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
-    save_figure(fig, args.out, "transport_samples.png")
 
 
 def main(argv=None):
@@ -515,8 +416,9 @@ def science(args, checks, results):
     h = part_h(args, checks, results)
     save_trajectories(args.out, {f"projected_{lab}_T{T}": traj for (lab, T), traj in trajs.items()
                                  if T == args.lengths[-1]})
-    make_figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows)
-    make_transport_figure(args, g, h)
+    for name, fig in mc.figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows).items():
+        save_figure(fig, args.out, name)
+    save_figure(mc.transport_figure(args, g, h), args.out, "transport_samples.png")
     return {"alpha_m_sigma1": [(a + args.rho / math.sqrt(args.m)) * sigma.sigma1 for a in args.alphas],
             "loss": "R_S eq. (1): (1/n) Σ_j Σ_t (F_t − Y_t)², no 1/2",
             "teacher": "transport teacher eq. (8), same α as the student, v_w(±α) ~ U(−ν̄, ν̄), v_u = ν̄·unit vector"}

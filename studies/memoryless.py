@@ -52,24 +52,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, teachers
-from gflow.plot import figure_grid, label_axes, plot_diagnostic, plot_loss
-from gflow.problems.memoryless import (
-    batch,
-    cyclic_shift,
-    fig4_exponents,
-    fig4_jobs,
-    fig4_rows,
-    GENERAL_DIAGNOSTICS,
-    invariance_jobs,
-    lemma63_family,
-    monte_carlo_rates,
-    remark62_mimo_runs,
-    residual_jobs,
-    SYMMETRIC_DIAGNOSTICS,
-    symmetric_row,
-    symmetric_start,
-    theorem_4_1_runs,
-)
+from gflow.problems import memoryless as ml
 from gflow.study import (
     both_tolerances,
     check,
@@ -131,7 +114,7 @@ def parse_args(argv=None):
 def part_a(args, teacher, checks, results):
     """Proposition 5.1 (cyclic shift) and Theorem 4.1 (k > d) on a general student of dimension d41."""
     d, w, H = args.d41, args.w, args.horizon
-    shift = cyclic_shift(d, w)
+    shift = ml.cyclic_shift(d, w)
     losses_k = [float(gflow.PopulationLoss(teacher, k)(shift)) for k in range(1, d + 2)]
     h = np.asarray(shift.impulse_response(H))
     periodic = bool(np.array_equal(h, np.where(np.arange(H) % d == 0, w, 0.0)))
@@ -141,7 +124,7 @@ def part_a(args, teacher, checks, results):
                         passed=max(losses_k[:d]) == 0.0 and losses_k[d] == w**2 and periodic, kind="sanity",
                         loss_d_plus_1=losses_k[d], predictions=["001-4", "001-2"]))
 
-    trajs, rows = theorem_4_1_runs(args, teacher, shift)
+    trajs, rows = ml.theorem_4_1_runs(args, teacher, shift)
     above = [r for n, r in rows.items() if n.startswith("xavier") and r["k"] > d]
     converged = [r for r in above if r["final_loss"] <= CONVERGED]
     worst_tail = max((r["tail"] for r in converged), default=float("nan"))
@@ -179,13 +162,14 @@ def part_a(args, teacher, checks, results):
 def part_b_c(args, teacher, checks, results):
     """Theorem 6.1 (restricted symmetric runs for k and k = 2) and its invariance (general-parameterization runs)."""
     d, k = args.d, args.k
-    jobs = [(f"k{kk}_sigma{sig:g}_s{s}", gflow.PopulationLoss(teacher, kk), symmetric_start(s, d, sig))
+    jobs = [(f"k{kk}_sigma{sig:g}_s{s}", gflow.PopulationLoss(teacher, kk), ml.symmetric_start(s, d, sig))
             for kk in (k, 2) for sig in args.sigmas for s in range(args.seeds)]
     print(f"B/C. Theorem 6.1: {len(jobs)} symmetric-class flows (d={d}, k ∈ {{{k}, 2}}, σ ∈ {args.sigmas}) at rtol "
           f"{args.rtol:g} and {tight_rtol(args.rtol):g} …", flush=True)
-    runs = {tol: batch(jobs, args.t1, rtol, SYMMETRIC_DIAGNOSTICS)
+    runs = {tol: ml.batch(jobs, args.t1, rtol, ml.SYMMETRIC_DIAGNOSTICS)
             for tol, rtol in both_tolerances(args.rtol)}
-    rows = {name: symmetric_row(args, name, traj, runs["tight"][name].final) for name, traj in runs["default"].items()}
+    rows = {name: ml.symmetric_row(args, name, traj, runs["tight"][name].final)
+            for name, traj in runs["default"].items()}
     theorem_6_1_checks(args, rows, checks)
     k2_checks(args, rows, checks)
     results["part_b"] = rows
@@ -261,10 +245,10 @@ def k2_checks(args, rows, checks):
 
 def parts_d_e_f(args, teacher, checks, results):
     """Invariance in the general parameterization (B), residual init (E) and Fig. 4 (F): one batch, two tolerances."""
-    jobs = invariance_jobs(args, teacher) + residual_jobs(args, teacher) + fig4_jobs(args, teacher)
+    jobs = ml.invariance_jobs(args, teacher) + ml.residual_jobs(args, teacher) + ml.fig4_jobs(args, teacher)
     print(f"B/E/F. {len(jobs)} general-(A, B, C) flows (invariance, residual init, Fig. 4) at rtol {args.rtol:g} and "
           f"{tight_rtol(args.rtol):g} …", flush=True)
-    runs = {tol: batch(jobs, args.t1, rtol, GENERAL_DIAGNOSTICS)
+    runs = {tol: ml.batch(jobs, args.t1, rtol, ml.GENERAL_DIAGNOSTICS)
             for tol, rtol in both_tolerances(args.rtol)}
     runs_d = runs["default"]
 
@@ -329,7 +313,7 @@ def residual_checks(args, runs_d, checks, results):
 def fig4_checks(args, runs, checks, results):
     """Part F: Fig. 4's weight dynamics and the conserved Q."""
     runs_d = runs["default"]
-    rows = fig4_rows(runs)
+    rows = ml.fig4_rows(runs)
     q_drift = max(max(an.relative_drift(t.diagnostics["Q"], t.diagnostics["Q_scale"]) for t in runs_d.values()), 0.0)
     q_drift_tight = max(an.relative_drift(t.diagnostics["Q"], t.diagnostics["Q_scale"]) for t in runs["tight"].values())
     pred_err = max(abs(r["BC_gap_predicted_from_Q"] - r["BC_gap"]) / r["BC_gap"] for r in rows.values())
@@ -376,7 +360,7 @@ def fig4_checks(args, runs, checks, results):
               kind="prediction"),
     ]
     if len(args.fig4_eps) >= 2:
-        exponents = fig4_exponents(iid, args.fig4_eps, args.seeds)
+        exponents = ml.fig4_exponents(iid, args.fig4_eps, args.seeds)
         checks.append(over_seeds(f"Fig. 4, reading A_0 = εG: ‖B − Cᵀ‖/‖B‖ at the end ∝ ε^p (Q_0 and AAᵀ − AᵀA are "
                                  f"both O(ε²)): p fitted per seed over ε ∈ {args.fig4_eps}, median over "
                                  f"{args.seeds} seeds in [1.5, 2.5]",
@@ -390,7 +374,7 @@ def fig4_checks(args, runs, checks, results):
 def part_lemma63(args, teacher, checks, results):
     """Lemma 6.3: A = diag(0, λ), C = (√w*, δ), B = Cᵀ — L_k → 0 as δ → 0 while L_q → ∞ as q → ∞ (closed form)."""
     lam, k = args.lemma63_lambda, args.k
-    model, closed, qs, deltas, curves, worst, targets, satisfied, slope = lemma63_family(args, teacher)
+    model, closed, qs, deltas, curves, worst, targets, satisfied, slope = ml.lemma63_family(args, teacher)
     src = f"{SOURCE}, Lemma 6.3"
     residual = float(an.readout_slackness_residual(model(deltas[0])))
     checks += [
@@ -418,10 +402,10 @@ def part_g(args, teacher, checks, results):
     """Seed 001's Lemma 3.1 (the Monte-Carlo loss), Remark 6.2 (w* < 0) and App. C (MIMO)."""
     d, k, H = args.d, args.k, args.horizon
     # ---- Lemma 3.1 / A.1: the empirical loss on N Gaussian sequences → the closed form, rms error ∝ N^{-1/2}
-    student = symmetric_start(0, d, 1.0, structure="general")
+    student = ml.symmetric_start(0, d, 1.0, structure="general")
     population = float(gflow.PopulationLoss(teacher, k)(student))
     ns = np.array([100, 300, 1000, 3000, 10000] + ([] if args.quick else [30000]))
-    rms, slopes, pooled = monte_carlo_rates(teacher, student, k, ns, args.mc_seeds, args.mc_draws)
+    rms, slopes, pooled = ml.monte_carlo_rates(teacher, student, k, ns, args.mc_seeds, args.mc_draws)
     print(f"G. Lemma 3.1: |L_N − L| rms ∝ N^p, median p over {args.mc_seeds} experiments {np.median(slopes):.3f} "
           f"(pooled {pooled:.3f}; L = {population:.4f})", flush=True)
     checks.append(over_seeds(f"Monte-Carlo loss on N Gaussian sequences → the closed form: rms error ∝ N^p, p fitted "
@@ -431,7 +415,7 @@ def part_g(args, teacher, checks, results):
                              pooled_slope=pooled, predictions=["001-1"]))
 
     # ---- Remark 6.2 (w* < 0, B_0 = −C_0ᵀ) and App. C (MIMO, W* symmetric PSD): symmetric-class flows
-    sigmas, rows, w_mimo = remark62_mimo_runs(args, teacher)
+    sigmas, rows, w_mimo = ml.remark62_mimo_runs(args, teacher)
     src10, src11 = f"{SOURCE}, Remark 6.2", f"{SOURCE}, App. C"
     # the w* < 0 runs start from the part-B starts with B → −B: the sign flip (B, w*) → (−B, −w*) leaves the loss
     # unchanged, so they are the mirror images of the w* > 0 runs (the same numbers to rounding, not independent)
@@ -461,94 +445,6 @@ def part_g(args, teacher, checks, results):
                          "flows": rows, "mimo_W": np.asarray(w_mimo.C)}
 
 
-def make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves):
-    figure_theorem_4_1(args, part_a_rows)
-    figure_slackness(args, sym_runs, sym_rows)
-    figure_lemma63_residual_fig4(args, gen_runs, qs, curves)
-
-
-def figure_theorem_4_1(args, part_a_rows):
-    """Theorem 4.1 / Prop. 5.1: tail errors against k, and the cyclic shift's impulse response."""
-    H, d = args.horizon, args.d41
-    fig, (ax, ax_shift) = figure_grid(1, 2)
-    labelled = set()
-    for name, r in part_a_rows.items():
-        if name.startswith("xavier"):
-            above = r["k"] > d
-            label = None if above in labelled else ("Xavier start, k > d" if above else "Xavier start, k <= d")
-            labelled.add(above)
-            ax.semilogy(r["k"], max(r["tail"], 1e-17), "o", color="C0" if above else "C3", alpha=0.7, label=label)
-    r = part_a_rows["shift_k_d+1"]
-    ax.semilogy(r["k"], max(r["tail"], 1e-17), "k*", ms=12, label="from the cyclic shift")
-    ax.axvline(d + 0.5, color="gray", ls="--", label=f"k = d = {d}")
-    ax.axhline(args.extrapolation_threshold, color="gray", ls=":", label="threshold")
-    label_axes(ax, xlabel="training length k", ylabel=f"tail error max_(k<=j<{H}) |h_j|",
-               title="Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
-    ax_shift.stem(np.arange(4 * d), np.asarray(cyclic_shift(d, args.w).impulse_response(H))[:4 * d], basefmt=" ")
-    ax_shift.axvspan(-0.5, d - 0.5, color="gray", alpha=0.15, label=f"training window k = d = {d}")
-    label_axes(ax_shift, xlabel="lag j", ylabel="h_j", title="Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
-    save_figure(fig, args.out, "theorem_4_1.png")
-
-
-def figure_slackness(args, sym_runs, sym_rows):
-    """Fig. 3's picture (eigenvalues and readout per mode), the slackness bound, and k = 2 against k >= 3."""
-    H, n = args.horizon, max(2, len(args.sigmas))
-    fig, axes = figure_grid(2, n, panel=(5.5, 4.5))
-    for ax, sig in zip(axes[0], args.sigmas):
-        modes = an.slackness_modes(sym_runs[f"k{args.k}_sigma{sig:g}_s0"].final)
-        idx = np.arange(args.d)
-        ax.bar(idx - 0.2, np.maximum(np.abs(np.asarray(modes.eigenvalues)), 1e-18), width=0.4, label="|λ_i|")
-        ax.bar(idx + 0.2, np.maximum(np.abs(np.asarray(modes.readout_projection)), 1e-18), width=0.4,
-               label="|c̃_i| = |(C U)_i|")
-        label_axes(ax, yscale="log", xlabel="eigen-mode i (ascending λ)",
-                   title=f"seed 001 Fig. 3 analog: k={args.k}, σ={sig:g}, "
-                         f"L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
-    ax = axes[1, 0]
-    for name, t in sym_runs.items():
-        if name.startswith(f"k{args.k}_"):
-            ax.loglog(t.loss, t.diagnostics["readout_residual"], lw=1, alpha=0.8, label=name)
-    Ls = np.geomspace(1e-18, 10, 50)
-    ax.loglog(Ls, an.slackness_bound(Ls), "k--", label="bound L^(1/4)")
-    ax.invert_xaxis()
-    label_axes(ax, xlabel="loss L (decreasing →)", ylabel="max_i |λ_i c̃_i|", legend=6,
-               title="Complementary-slackness residual vs bound")
-    ax = axes[1, 1]
-    for name, t in sym_runs.items():
-        if name.endswith("_s0") and ("sigma0.3" in name or name.startswith("k2_")):
-            ax.semilogy(np.arange(H), np.maximum(np.abs(np.asarray(t.final.impulse_response(H))), 1e-20), label=name)
-    label_axes(ax, xlabel="lag j", ylabel="|h_j|", legend=7,
-               title="k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
-    for extra in axes[1, 2:]:
-        extra.axis("off")
-    save_figure(fig, args.out, "complementary_slackness.png")
-
-
-def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
-    """Lemma 6.3's family, the residual init's eigenvalue paths and Fig. 4's weight dynamics."""
-    fig, axes = figure_grid(2, 2)
-    ax = axes[0, 0]
-    for delta, lq in curves.items():
-        ax.semilogy(qs, lq, label=f"δ = {delta:g}")
-    ax.axvline(args.k, color="gray", ls=":", label=f"training length k = {args.k}")
-    label_axes(ax, xlabel="test length q", ylabel="L_q",
-               title=f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
-    ax = axes[0, 1]
-    t = gen_runs["residual_s0"]
-    ax.semilogx(t.ts[1:], np.real(an.eigenvalue_paths(t)[1:]), color="C0", lw=1)
-    label_axes(ax, xlabel="t", ylabel="eigenvalues of A", legend=None,
-               title="Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
-    label_axes(plot_loss(t, ax.twinx(), color="k"), xlabel="", ylabel="loss (right)", title="", legend=None)
-    eps = min(args.fig4_eps)
-    for ax, reading in zip(axes[1], ("identity", "iid")):
-        t = gen_runs[f"fig4_{reading}_eps{eps:g}_s0"]
-        for entry, label in enumerate(("‖A − Aᵀ‖", "‖B − Cᵀ‖", "‖A‖")):  # the first three of norms()
-            plot_diagnostic(t, "norms", ax, log_y=True, entry=entry, label=label, color=f"C{entry}")
-        ax.loglog(t.ts[1:], np.maximum(an.drift_series(t.diagnostics["Q"])[1:], 1e-18), "C3:", label="‖Q(t) − Q(0)‖")
-        label_axes(ax, xlabel="t", ylabel="",
-                   title=f"seed 001 Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
-    save_figure(fig, args.out, "lemma63_residual_fig4.png")
-
-
 def main(argv=None):
     return run_study("memoryless", parse_args, science, argv)
 
@@ -566,7 +462,8 @@ def science(args, checks, results):
                                                              f"k2_sigma{args.sigmas[-1]:g}_s0")},
                                  **{n: gen_runs[n] for n in ("residual_s0", f"fig4_identity_eps{eps:g}_s0",
                                                              f"fig4_iid_eps{eps:g}_s0")}})
-    make_figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves)
+    for name, fig in ml.figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves).items():
+        save_figure(fig, args.out, name)
 
 
 if __name__ == "__main__":

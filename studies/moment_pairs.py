@@ -31,13 +31,7 @@ import numpy as np
 
 import gflow
 from gflow import analysis as an, teachers
-from gflow.plot import figure_grid, label_axes, plot_impulse_response
-from gflow.problems.moment_pairs import (
-    KINDS,
-    pair_identity,
-    random_students,
-    run_flows,
-)
+from gflow.problems import moment_pairs as mp
 from gflow.study import (
     both_tolerances,
     check,
@@ -78,8 +72,8 @@ def parse_args(argv=None):
                        "eps")
     if args.prop3_d <= args.prop3_k:
         p.error("--prop3-d must exceed --prop3-k (Proposition 3 needs d > k)")
-    if args.students < len(KINDS):
-        p.error(f"--students must be >= {len(KINDS)} (one per kind)")
+    if args.students < len(mp.KINDS):
+        p.error(f"--students must be >= {len(mp.KINDS)} (one per kind)")
     return args
 
 
@@ -98,7 +92,9 @@ def science(args, checks, results):
     part_1b_general_pairs(args, students, checks, results)
     teacher, student = part_2_prop3(args, checks, results)
     part_2_lemma7(args, teacher, checks, results)
-    make_figures(args, T1, T2, flows, teacher, student, args.prop3_k, args.prop3_d)
+    save_figure(mp.figure(args, T1, T2, flows, teacher, student, args.prop3_k, args.prop3_d), args.out,
+                "moment_pairs.png", title="seed 000: moment-matched teachers (Lemma A.1, Cor. A.2) and the Vandermonde "
+                "student (Prop. 3)")
 
 
 def part_1_pair(args, checks, results):
@@ -107,10 +103,10 @@ def part_1_pair(args, checks, results):
     d_hat, H = D_HAT, args.horizon
     w1, w2 = np.asarray(T1.impulse_response(H)), np.asarray(T2.impulse_response(H))
     print(f"moment_pairs: d̂ = 2 pair, IRs {np.round(w1[:5], 6)} and {np.round(w2[:5], 6)}", flush=True)
-    students = random_students(jax.random.key(args.seed), args.students, args.d)
+    students = mp.random_students(jax.random.key(args.seed), args.students, args.d)
     n_students = sum(int(np.shape(b.B)[0]) for b in students.values())
-    worst, gap_next = pair_identity((T1, T2), students, d_hat)
-    worst_acc, gap_next_acc = pair_identity((T1, T2), students, d_hat, "accumulating")
+    worst, gap_next = mp.pair_identity((T1, T2), students, d_hat)
+    worst_acc, gap_next_acc = mp.pair_identity((T1, T2), students, d_hat, "accumulating")
     h_gap = abs(w1[2 * d_hat - 1] - w2[2 * d_hat - 1])
     agree = float(np.max(np.abs(w1[:2 * d_hat - 1] - w2[:2 * d_hat - 1])))
     max_abs_a = float(max(np.max(np.abs(T1.A)), np.max(np.abs(T2.A))))
@@ -150,7 +146,7 @@ def part_1_flows(args, T1, T2, h_gap, checks, results):
     jobs = [(k, name + suffix, T, weighting) for k in (2 * d_hat - 1, 2 * d_hat + 1)
             for suffix, weighting in (("", "uniform"), ("acc", "accumulating")) for name, T in (("T1", T1), ("T2", T2))]
     for tol_name, rtol in both_tolerances(args.rtol):
-        for (k, name, T, _), traj in zip(jobs, run_flows([(T, k, w) for k, _, T, w in jobs], args, rtol)):
+        for (k, name, T, _), traj in zip(jobs, mp.run_flows([(T, k, w) for k, _, T, w in jobs], args, rtol)):
             m = traj.final
             flow_res[(k, name, tol_name)] = {
                 "final_loss": float(traj.loss[-1]), "tail_T1": float(an.tail_error(m, T1, k, H)),
@@ -219,7 +215,7 @@ def part_1b_general_pairs(args, students, checks, results):
         wa, wb = np.asarray(A.impulse_response(H)), np.asarray(B.impulse_response(H))  # one length: one compile
         agree_g = float(np.max(np.abs(wa[:2 * dh - 1] - wb[:2 * dh - 1])))
         differ_g = float(abs(wa[2 * dh - 1] - wb[2 * dh - 1]))
-        worst_g, _ = pair_identity((A, B), students, dh)
+        worst_g, _ = mp.pair_identity((A, B), students, dh)
         results["general_pairs"][f"d_hat_{dh}"] = {"agree_max": agree_g, "differ_at_2dhat_minus_1": differ_g,
                                                    "max_relative_loss_difference": worst_g}
         checks.append(check(f"d̂={dh} pair (construction): IRs agree for j <= {2 * dh - 2} (<= 1e-14), differ at "
@@ -276,46 +272,6 @@ def part_2_lemma7(args, teacher, checks, results):
                         direction="<", kind="sanity", predictions=["000-P6", "000-P9"]))
     results["prop3"].update(lemma7_k=k7, lemma7_d=d7, lemma7_min_weights=min_weights)
     print(f"  Lemma 7 at k={k7}: largest min weight {worst_min:.3g}", flush=True)
-
-
-def make_figures(args, T1, T2, flows, teacher, student, k, d):
-    H = args.horizon  # the teachers' impulse responses at one length (one compiled scan per model shape), sliced
-    w1, w2 = (np.asarray(T.impulse_response(H)) for T in (T1, T2))
-    fig, axes = figure_grid(2, 2)
-    ax = axes[0, 0]
-    ax.plot(np.arange(14), w1[:14], "o-", label="teacher 1: Â = diag(−1/2, 1/2)")
-    ax.plot(np.arange(14), w2[:14], "s--", label="teacher 2: Â = diag(−1/4, 1)")
-    ax.axvspan(-0.5, 2.5, color="gray", alpha=0.15, label="j <= 2d̂ − 2: identical")
-    ax.axvline(3, color="k", lw=0.8, ls=":")
-    label_axes(ax, xlabel="lag j", ylabel="ŵ_j", title="Lemma A.1: the d̂ = 2 moment-matched pair")
-
-    ax = axes[0, 1]
-    for T, fmt, name in ((T1, ("C0-", "C0o"), "teacher 1"), (T2, ("C1--", "C1s"), "teacher 2")):
-        mu = an.spectral_measure(T)
-        ax.stem(np.asarray(mu.atoms), np.asarray(mu.weights), linefmt=fmt[0], markerfmt=fmt[1], basefmt=" ",
-                label=name)
-    label_axes(ax, xlabel="atom λ", ylabel="weight g",
-               title="Spectral measures: equal moments 0..2, different 3rd moment")
-
-    ax = axes[1, 0]
-    ax.plot(np.arange(30), w1[:30], "k-", lw=2, alpha=0.3, label="teacher 1")
-    ax.plot(np.arange(30), w2[:30], "k--", lw=2, alpha=0.3, label="teacher 2")
-    students = [(kk, name, traj) for (kk, name), traj in flows.items() if not name.endswith("acc")]  # acc: in summary
-    for i, (kk, name, traj) in enumerate(students):
-        plot_impulse_response(traj, ax=ax, horizon=30, label=f"student, k={kk}, trained on {name}", color=f"C{i}",
-                              style=".-" if name == "T1" else "x:", shade=False)
-    label_axes(ax, xlabel="lag j", ylabel="", legend=7,
-               title=f"Gradient flow (balanced d={args.d}, ε={args.eps:g}): k=3 cannot tell the teachers apart")
-
-    ax = axes[1, 1]
-    n = min(H, d + 6)
-    ax.plot(np.arange(n), np.asarray(teacher.impulse_response(H))[:n], "k-", label=f"balanced teacher d̂={teacher.d}")
-    ax.plot(np.arange(n), np.asarray(student.impulse_response(H))[:n], "r.--", label=f"Prop. 3 student (d={d})")
-    ax.axvline(k - 0.5, color="gray", ls=":", label=f"k = {k}")
-    ax.axvline(d - 0.5, color="gray", ls="--", label=f"d = {d}")
-    label_axes(ax, xlabel="lag j", title="Prop. 3: zero training loss, arbitrary values on [k, d)")
-    save_figure(fig, args.out, "moment_pairs.png", title="seed 000: moment-matched teachers (Lemma A.1, Cor. A.2) and "
-                "the Vandermonde student (Prop. 3)")
 
 
 if __name__ == "__main__":

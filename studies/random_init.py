@@ -77,21 +77,7 @@ import numpy as np
 
 import gflow
 from gflow import GflowInputError
-from gflow.plot import figure_grid
-from gflow.problems.random_init import (
-    backward_identity_error,
-    fit_exponent,
-    fit_grid,
-    fit_rate_in_length,
-    PERTURBATION_DELTA,
-    perturbation_norm_error,
-    rerandomized_counts,
-    RERANDOMIZED_SHARES,
-    run_ntk,
-    run_products,
-    run_widths,
-    stack,
-)
+from gflow.problems import random_init as ri
 from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
 
 SRC002 = "seed 002 (Panigrahi & Goyal 2021)"
@@ -167,7 +153,7 @@ def validate(args):
         raise GflowInputError(f"--d must be >= 3 (normalized sequences), got {args.d}")
     if args.product_length < 3:
         raise GflowInputError(f"--product-length must be >= 3 (normalized sequences), got {args.product_length}")
-    if len(set(rerandomized_counts(args.widths[-1]))) < 2:
+    if len(set(ri.rerandomized_counts(args.widths[-1]))) < 2:
         raise GflowInputError(f"--widths: the largest must be >= 24 (004-P15 re-draws m/256 … m/16 rows, at least "
                               f"two distinct counts), got {args.widths[-1]}")
     for value in (args.eps_x, *args.eps_x_scan, args.alpha):
@@ -184,10 +170,10 @@ def validate(args):
 def part_a_checks(args, per_width, checks, results):
     ms, Ls, S = args.widths, args.lengths, args.seeds
     grid = f"m ∈ {ms}, L ∈ {Ls}, ε_x = {args.eps_x:g}, {args.sequences} sequences per seed and L, {S} seeds"
-    p1 = stack(per_width, "p1")[..., 0]
-    naive = stack(per_width, "naive")[..., 0]
-    p2 = stack(per_width, "p2")[..., 0]
-    p, q = fit_grid(ms, Ls, p1)
+    p1 = ri.stack(per_width, "p1")[..., 0]
+    naive = ri.stack(per_width, "naive")[..., 0]
+    p2 = ri.stack(per_width, "p2")[..., 0]
+    p, q = ri.fit_grid(ms, Ls, p1)
     checks.append(over_seeds(
         f"[002-P1] Thm 4.5 decoder W̄^[L]ᵀh^(L) (null-sequence patterns): the error ‖X − W̄ᵀh‖_∞ falls with m: "
         f"per-seed exponent p of ln err = a + p ln m + q ln L, median < {FALLS:g} ({grid})",
@@ -195,19 +181,19 @@ def part_a_checks(args, per_width, checks, results):
     checks.append(over_seeds(
         f"[002-P1] the same fit: the error grows with L, median q > {GROWS:g}",
         f"{SRC002}, Thm 4.5 / Fig. 4", q, GROWS, ">", predictions=["002-P1"]))
-    rate_used = fit_rate_in_length(ms, Ls, p1)
+    rate_used = ri.fit_rate_in_length(ms, Ls, p1)
     checks.append(over_seeds(
         f"[002-P1] the Thm 4.5 decoder's error is not exponential in L: per-seed rate r of ln err = a + b ln m + r L, "
         f"median < ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
         f"{SRC002}, Thm 4.5 (\"polynomial dependence on ε_x and L\")", rate_used, EXPONENTIAL_RATE, "<",
         predictions=["002-P1"]))
-    rate_naive = fit_rate_in_length(ms, Ls, naive)
+    rate_naive = ri.fit_rate_in_length(ms, Ls, naive)
     checks.append(over_seeds(
         f"[002-P1] the naive decoder 2[W W̄, A]_r blows up exponentially in L: per-seed rate r (same fit), "
         f"median >= ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
         f"{SRC002}, Thm 4.5 (naive construction, error exponential in L)", rate_naive, EXPONENTIAL_RATE, ">=",
         predictions=["002-P1"]))
-    p_ls, q_ls = fit_grid(ms, Ls, p2)
+    p_ls, q_ls = ri.fit_grid(ms, Ls, p2)
     checks.append(over_seeds(
         f"[002-P2] least-squares decoding X̂ = (W̄^[L])⁺h^(L) recovers the past true tokens x̄_2 … x̄_(L−1) with a "
         f"relative error max_l ‖X̂_l/ε_x − x̄_l‖ that falls with m: per-seed exponent p (same fit), median < {FALLS:g} "
@@ -218,7 +204,7 @@ def part_a_checks(args, per_width, checks, results):
         f"[002] construction: with each sequence's own activation patterns, h^(L) = W̄_D X exactly (max relative "
         f"residual, m = {ms[0]}, every L and seed) <= {IDENTITY_RTOL:g}", "seed 002 §3.1 (ReLU positive homogeneity)",
         identity, IDENTITY_RTOL, direction="<=", kind="sanity", predictions=["002-P1", "002-P2"]))
-    eps_table = {f"{e:g}": {name: np.median(stack(per_width, name)[..., i], axis=0)
+    eps_table = {f"{e:g}": {name: np.median(ri.stack(per_width, name)[..., i], axis=0)
                             for name in ("p1", "p1_middle", "naive", "p2")} for i, e in enumerate(args.eps_xs)}
     results["002"] = {"widths": ms, "lengths": Ls, "eps_x": args.eps_xs, "median_over_seeds": eps_table,
                       "fits": {"p1": {"p": p, "q": q, "rate_in_L": rate_used}, "naive": {"rate_in_L": rate_naive},
@@ -227,8 +213,8 @@ def part_a_checks(args, per_width, checks, results):
 
 def part_b_checks(args, per_width, checks, results):
     ms, Ls, S = args.widths, args.lengths, args.seeds
-    ratio = stack(per_width, "ratio")  # (S, n_m, n_L)
-    nc = stack(per_width, "noncollinear")
+    ratio = ri.stack(per_width, "ratio")  # (S, n_m, n_L)
+    nc = ri.stack(per_width, "noncollinear")
     L, m = Ls[-1], ms[-1]
     setup = f"ε_x = 1/L, {args.sequences} sequences per seed, {S} seeds"
     checks.append(over_seeds(
@@ -238,11 +224,11 @@ def part_b_checks(args, per_width, checks, results):
         predictions=["004-P8"]))
     checks.append(over_seeds(
         f"[004-P8] the norm ratio does not grow with m: per-seed exponent in m at L = {L} (m ∈ {ms}), median <= "
-        f"{BOUNDED_EXPONENT:g} (ours)", f"{SRC004}, Lemma B.1", fit_exponent(ms, ratio[:, :, -1]),
+        f"{BOUNDED_EXPONENT:g} (ours)", f"{SRC004}, Lemma B.1", ri.fit_exponent(ms, ratio[:, :, -1]),
         BOUNDED_EXPONENT, "<=", predictions=["004-P8"]))
     checks.append(over_seeds(
         f"[004-P8] the norm ratio does not grow with L: per-seed exponent in L at m = {m} (L ∈ {Ls}), median <= "
-        f"{BOUNDED_EXPONENT:g} (ours)", f"{SRC004}, Lemma B.1", fit_exponent(Ls, ratio[:, -1, :]),
+        f"{BOUNDED_EXPONENT:g} (ours)", f"{SRC004}, Lemma B.1", ri.fit_exponent(Ls, ratio[:, -1, :]),
         BOUNDED_EXPONENT, "<=", predictions=["004-P8"]))
     lemma_bound = 1.0 / (L**2 * math.log(m) ** 3)
     checks.append(check(
@@ -259,30 +245,32 @@ def part_b_checks(args, per_width, checks, results):
         f"{COLLINEARITY_ORDER_IN_L:g} ({S} seeds). Replaces the check 'median >= 1/L² at m = {m}, L = {L}', whose bar "
         f"was 100× below the value; the lemma gives only an order, so no fixed level can decide it; this "
         f"bar is set before the rerun", f"{SRC004}, Lemma B.1 (done1k)",
-        fit_exponent(Ls, nc[:, -1, :]), COLLINEARITY_ORDER_IN_L, ">=", predictions=["004-P11"]))
+        ri.fit_exponent(Ls, nc[:, -1, :]), COLLINEARITY_ORDER_IN_L, ">=", predictions=["004-P11"]))
     checks.append(over_seeds(
         f"[004-P11] the non-collinearity does not shrink with m: per-seed exponent in m at L = {L}, median >= "
         f"{NOT_SHRINKING:g} (ours; the lemma's bound allows 1/log³ m)", f"{SRC004}, Lemma B.1 (done1k)",
-        fit_exponent(ms, nc[:, :, -1]), NOT_SHRINKING, ">=", predictions=["004-P11"]))
-    corr = stack(per_width, "corr_different")  # (S, n_m)
+        ri.fit_exponent(ms, nc[:, :, -1]), NOT_SHRINKING, ">=", predictions=["004-P11"]))
+    corr = ri.stack(per_width, "corr_different")  # (S, n_m)
     checks.append(over_seeds(
         f"[004-P9] backward decorrelation at init: mean |cos| between rows uᵀBack_(i→j) of different lengths j − i "
         f"(all 1 ≤ i ≤ j ≤ L = {L}, one sequence per seed, ε_x = 1/L) falls with m at least like m^(−1/4): per-seed "
         f"exponent in m (m ∈ {ms}), median <= {DECORRELATION_RATE:g}",
         f"{SRC004}, Lemma C.1 (bound lost in the extraction; rate m^(−1/4) derived here)",
-        fit_exponent(ms, corr), DECORRELATION_RATE, "<=", predictions=["004-P9"]))
+        ri.fit_exponent(ms, corr), DECORRELATION_RATE, "<=", predictions=["004-P9"]))
     results["004"] = {
         "widths": ms, "lengths": Ls,
-        "norm_ratio_median": np.median(ratio, axis=0), "norm_min": np.min(stack(per_width, "norm_min"), axis=0),
-        "norm_max": np.max(stack(per_width, "norm_max"), axis=0),
+        "norm_ratio_median": np.median(ratio, axis=0), "norm_min": np.min(ri.stack(per_width, "norm_min"), axis=0),
+        "norm_max": np.max(ri.stack(per_width, "norm_max"), axis=0),
         "noncollinearity_median": np.median(nc, axis=0),
-        "sigma_min_median": np.median(stack(per_width, "sigma_min"), axis=0),
+        "sigma_min_median": np.median(ri.stack(per_width, "sigma_min"), axis=0),
         "corr_different_median": np.median(corr, axis=0),
-        "corr_max_median": np.median(stack(per_width, "corr_max"), axis=0),
-        "corr_same_length_median": np.median(stack(per_width, "corr_same"), axis=0),
-        "ratio_exponent_in_m": fit_exponent(ms, ratio[:, :, -1]), "ratio_exponent_in_L": fit_exponent(Ls, ratio[:, -1, :]),
-        "noncollinearity_exponent_in_m": fit_exponent(ms, nc[:, :, -1]),
-        "noncollinearity_exponent_in_L": fit_exponent(Ls, nc[:, -1, :]), "corr_exponent_in_m": fit_exponent(ms, corr),
+        "corr_max_median": np.median(ri.stack(per_width, "corr_max"), axis=0),
+        "corr_same_length_median": np.median(ri.stack(per_width, "corr_same"), axis=0),
+        "ratio_exponent_in_m": ri.fit_exponent(ms, ratio[:, :, -1]),
+        "ratio_exponent_in_L": ri.fit_exponent(Ls, ratio[:, -1, :]),
+        "noncollinearity_exponent_in_m": ri.fit_exponent(ms, nc[:, :, -1]),
+        "noncollinearity_exponent_in_L": ri.fit_exponent(Ls, nc[:, -1, :]),
+        "corr_exponent_in_m": ri.fit_exponent(ms, corr),
         "infinite_width_ratio": [math.sqrt(2.0 + (L_ - 2) / L_**2) for L_ in Ls]}
 
 
@@ -291,7 +279,7 @@ def backward_identity_check(args, checks):
     m, L, d = args.widths[0], args.lengths[0], args.d
     model = gflow.models.elman_allen_zhu_li(jax.random.fold_in(jax.random.split(key)[0], m), m, d)
     x = gflow.objectives.normalized_token_sequences(jax.random.key(6), 1, L, d, eps_x=1.0 / L)[0]
-    err = backward_identity_error(model, x)
+    err = ri.backward_identity_error(model, x)
     checks.append(check(
         f"[004] construction: uᵀBack_(i→j) D_i A equals autodiff's ∂(B h_j)/∂x_i for all i ≤ j (m = {m}, L = {L}; max "
         f"relative difference) <= {IDENTITY_RTOL:g}", "seed 004 §1 / seed 002 §3.1 (chain rule)", err, IDENTITY_RTOL,
@@ -300,38 +288,39 @@ def backward_identity_check(args, checks):
 
 def part_d_checks(args, per_width, products, checks, results):
     ms, Ls, m, L = args.widths, args.lengths, args.widths[-1], args.lengths[-1]
-    back = stack(per_width, "back_ratio")  # (S, n_m)
+    back = ri.stack(per_width, "back_ratio")  # (S, n_m)
     checks.append(over_seeds(
         f"[004-P4] backward stability: max over 1 ≤ i < j ≤ L = {L} of ‖Back'_(i→j)‖/‖Back_(i→j)‖ (Back' = Back with "
         f"W + W' and its own patterns − Back; scalar output) for one random W' with ‖W'‖₂ = Δ/√m exactly (Δ = "
-        f"{PERTURBATION_DELTA:g}, signed permutation; one sequence per seed, ε_x = 1/L) falls at least like m^(−1/6): "
+        f"{ri.PERTURBATION_DELTA:g}, signed permutation; one sequence per seed, ε_x = 1/L) falls at least like "
+        "m^(−1/6): "
         f"per-seed exponent in m (m ∈ {ms}), median <= {BACKWARD_RATE:.3g}",
         f"{SRC004}, App. F backward stability (Lemma C.9 of Allen-Zhu, Li, Song v3) over ‖Back‖₂ ~ √m",
-        fit_exponent(ms, back), BACKWARD_RATE, "<=", predictions=["004-P4"]))
+        ri.fit_exponent(ms, back), BACKWARD_RATE, "<=", predictions=["004-P4"]))
     gaps, norms = products["gaps"], products["norms"]
     checks.append(over_seeds(
         f"[004-P7] ‖D_j W ⋯ D_(i+1) W‖₂ grows polynomially in j − i (power ≤ 3), not like ‖W‖₂^(j−i): per-seed slope of "
         f"ln‖·‖₂ against ln(j − i) for i = 1, j − i ∈ {list(gaps)} (m = {args.product_width}, L = "
         f"{args.product_length}, one sequence per seed, ε_x = 1/L), median <= {PRODUCT_POWER:g}; the other half of "
         f"004-P7 (steps, samples, width to reach ε polynomial in L) is not tested",
-        f"{SRC004}, Lemma B.1 (done1i)", fit_exponent(gaps, norms), PRODUCT_POWER, "<=",
+        f"{SRC004}, Lemma B.1 (done1i)", ri.fit_exponent(gaps, norms), PRODUCT_POWER, "<=",
         predictions=["004-P7"]))
-    drop = stack(per_width, "drop")[:, -1]  # (S, n_L, E + 1) at the largest m
+    drop = ri.stack(per_width, "drop")[:, -1]  # (S, n_L, E + 1) at the largest m
     scales = args.eps_xs + [1.0 / L]
     setup = f"x^(0) the null sequence (x with its L − 2 scaled tokens zeroed), mean over {args.sequences} sequences"
     checks.append(over_seeds(
         f"[004-P10] dropping x*: max_(i ≤ L) ‖h_i(x) − h_i(x^(0))‖ grows linearly in ε_x: per-seed exponent in ε_x ∈ "
         f"{sorted(set(round(e, 4) for e in scales))} at m = {m}, L = {L} ({setup}), median in "
         f"[{DROP_EPS_BAND[0]:g}, {DROP_EPS_BAND[1]:g}]", f"{SRC004}, Lemma D.1",
-        fit_exponent(scales, drop[:, -1, :]), list(DROP_EPS_BAND), "in", predictions=["004-P10"]))
+        ri.fit_exponent(scales, drop[:, -1, :]), list(DROP_EPS_BAND), "in", predictions=["004-P10"]))
     checks.append(over_seeds(
         f"[004-P10] the same distance grows at most like √L: per-seed exponent in the number L − 2 of dropped tokens "
         f"(L ∈ {Ls}, ε_x = {args.eps_x:g}, m = {m}), median <= {DROP_LENGTH_POWER:g} (0.5 + 0.1, ours)",
-        f"{SRC004}, Lemma D.1: O(√L ε_x)", fit_exponent(np.asarray(Ls) - 2, drop[:, :, 0]),
+        f"{SRC004}, Lemma D.1: O(√L ε_x)", ri.fit_exponent(np.asarray(Ls) - 2, drop[:, :, 0]),
         DROP_LENGTH_POWER, "<=", predictions=["004-P10"]))
-    counts = rerandomized_counts(m)
-    shift = stack(per_width, "rerandomized")  # (S, n_m, K)
-    exponents = fit_exponent(counts, shift[:, -1])
+    counts = ri.rerandomized_counts(m)
+    shift = ri.stack(per_width, "rerandomized")  # (S, n_m, K)
+    exponents = ri.fit_exponent(counts, shift[:, -1])
     checks.append(over_seeds(
         f"[004-P15] re-drawing N rows of [W, A] (nested random sets, N ∈ {list(counts)}, m = {m}) moves the states "
         f"at most like √(N/m), App. E's upper bound for N ≪ m: per-seed exponent in N of max_(l ≤ L) ‖h̃_l − h_l‖ "
@@ -344,33 +333,34 @@ def part_d_checks(args, per_width, products, checks, results):
         f"[004-P15, pre-registered, not deciding] the same exponent in the two-sided band [{RERANDOMIZE_BAND[0]:g}, "
         f"{RERANDOMIZE_BAND[1]:g}] ('moves like √(N/m)', a reading of App. E's upper bound as an order)",
         f"{SRC004}, App. E", exponents, list(RERANDOMIZE_BAND), "in", predictions=[]))
-    perturbation = perturbation_norm_error(ms[0])
+    perturbation = ri.perturbation_norm_error(ms[0])
     checks.append(check(
         f"[004] construction: the perturbation of 004-P4 has every singular value Δ/√m (m = {ms[0]}; max relative "
         f"difference) <= {IDENTITY_RTOL:g}", "seed 004 App. F premise ‖W'‖₂ ≤ Δ/√m", perturbation, IDENTITY_RTOL,
         direction="<=", kind="sanity", predictions=["004-P4"]))
     results["004_stability"] = {
-        "widths": ms, "lengths": Ls, "delta": PERTURBATION_DELTA,
+        "widths": ms, "lengths": Ls, "delta": ri.PERTURBATION_DELTA,
         "back_ratio_max_median": np.median(back, axis=0),
-        "back_ratio_median_median": np.median(stack(per_width, "back_ratio_median"), axis=0),
-        "back_exponent_in_m": fit_exponent(ms, back),
+        "back_ratio_median_median": np.median(ri.stack(per_width, "back_ratio_median"), axis=0),
+        "back_exponent_in_m": ri.fit_exponent(ms, back),
         "product_width": args.product_width, "product_length": args.product_length, "gaps": list(gaps),
         "product_norm_median": np.median(norms, axis=0), "w_norm_median": float(np.median(products["w_norm"])),
         "w_norm_power_median": np.median(products["w_norm"][:, None] ** np.asarray(gaps)[None, :], axis=0),
-        "product_power": fit_exponent(gaps, norms),
-        "drop_eps_x": [args.eps_xs + [1.0 / L_] for L_ in Ls], "drop_median": np.median(stack(per_width, "drop"), axis=0),
-        "drop_exponent_in_eps_x": fit_exponent(scales, drop[:, -1, :]),
-        "drop_exponent_in_dropped_tokens": fit_exponent(np.asarray(Ls) - 2, drop[:, :, 0]),
-        "drop_exponent_in_L": fit_exponent(Ls, drop[:, :, 0]),
-        "rerandomized_counts": {mm: rerandomized_counts(mm) for mm in ms},
+        "product_power": ri.fit_exponent(gaps, norms),
+        "drop_eps_x": [args.eps_xs + [1.0 / L_] for L_ in Ls],
+        "drop_median": np.median(ri.stack(per_width, "drop"), axis=0),
+        "drop_exponent_in_eps_x": ri.fit_exponent(scales, drop[:, -1, :]),
+        "drop_exponent_in_dropped_tokens": ri.fit_exponent(np.asarray(Ls) - 2, drop[:, :, 0]),
+        "drop_exponent_in_L": ri.fit_exponent(Ls, drop[:, :, 0]),
+        "rerandomized_counts": {mm: ri.rerandomized_counts(mm) for mm in ms},
         "rerandomized_shift_median": np.median(shift, axis=0),
-        "rerandomized_exponent_in_N": fit_exponent(counts, shift[:, -1])}
+        "rerandomized_exponent_in_N": ri.fit_exponent(counts, shift[:, -1])}
 
 
 def part_c_checks(args, ntk, checks, results):
     ms = args.ntk_widths
     dev = np.stack([ntk["deviation"][m] for m in ms], axis=1)  # (S, n_m)
-    exps = fit_exponent(ms, dev)
+    exps = ri.fit_exponent(ms, dev)
     checks.append(over_seeds(
         f"[003-P7] the empirical NTK converges to Prop. 2's κ_t like m^(−1/2): per-seed exponent of ‖K^(m) − κ‖_F/‖κ‖_F "
         f"in m (m ∈ {ms}; T = {args.ntk_length}, N = {args.ntk_sequences} fixed sequences, {args.activation}, "
@@ -391,86 +381,6 @@ def part_c_checks(args, ntk, checks, results):
                       "reference_relative_error": ntk["reference_error"], "kappa": ntk["kappa"]}
 
 
-def make_figure(args, results):
-    fig, axes = figure_grid(3, 4, panel=(5.25, 14 / 3))
-    ms = np.asarray(args.widths, float)
-    r2, r4, r3 = results["002"], results["004"], results["003"]
-    main = r2["median_over_seeds"][f"{args.eps_x:g}"]
-    for i, L in enumerate(args.lengths):
-        c = f"C{i}"
-        axes[0, 0].plot(ms, main["p1"][:, i], "o-", color=c, label=f"L = {L}")
-        axes[0, 1].plot(ms, main["p2"][:, i], "o-", color=c, label=f"L = {L}")
-        axes[0, 2].plot(ms, main["naive"][:, i], "s--", color=c, label=f"naive, L = {L}")
-        axes[1, 0].plot(ms, r4["norm_ratio_median"][:, i], "o-", color=c, label=f"L = {L}")
-        axes[1, 0].axhline(r4["infinite_width_ratio"][i], color=c, lw=0.8, ls=":")
-        axes[1, 1].plot(ms, r4["noncollinearity_median"][:, i], "o-", color=c, label=f"L = {L}")
-    for e, marker in zip(args.eps_xs[1:], "x+*dv^"):
-        t = r2["median_over_seeds"][f"{e:g}"]
-        axes[0, 1].plot(ms, t["p2"][:, -1], marker + ":", color="gray", label=f"ε_x = {e:g}, L = {args.lengths[-1]}")
-        axes[0, 0].plot(ms, t["p1"][:, -1], marker + ":", color="gray", label=f"ε_x = {e:g}, L = {args.lengths[-1]}")
-    axes[0, 2].plot(ms, main["p1"][:, -1], "o-", color="k", label=f"Thm 4.5 decoder, L = {args.lengths[-1]}")
-    axes[1, 0].axhline(RATIO_MAX, color="r", lw=1, label="2/0.9 (Lemma B.1)")
-    axes[1, 2].plot(ms, r4["corr_different_median"], "o-", label="different lengths (Lemma C.1)")
-    axes[1, 2].plot(ms, r4["corr_same_length_median"], "s--", label="equal lengths (not covered)")
-    axes[1, 2].plot(ms, r4["corr_different_median"][0] * (ms / ms[0]) ** -0.25, ":", color="gray", label="m^(−1/4)")
-    nm = np.asarray(r3["widths"], float)
-    for s in range(r3["deviation"].shape[0]):
-        axes[0, 3].plot(nm, r3["deviation"][s], ".", color="C3", alpha=0.3)
-    axes[0, 3].plot(nm, r3["deviation_median"], "o-", color="C3", label="median over seeds")
-    axes[0, 3].plot(nm, r3["deviation_median"][0] * (nm / nm[0]) ** -0.5, ":", color="gray", label="m^(−1/2)")
-    axes[1, 3].plot(ms, r4["norm_min"][:, -1], "v-", label=f"min ‖h_l‖, L = {args.lengths[-1]}")
-    axes[1, 3].plot(ms, r4["norm_max"][:, -1], "^-", label=f"max ‖h_l‖, L = {args.lengths[-1]}")
-    for b in NORM_BAND:
-        axes[1, 3].axhline(b, color="r", lw=0.8, ls=":")
-    titles = [["002-P1: ‖X − W̄ᵀh^(L)‖_∞ (Thm 4.5; seed 002 Fig. 4)", "002-P2: least-squares, past tokens (relative)",
-               "002-P1: naive 2[W W̄, A] vs Thm 4.5", "003-P7: ‖K^(m) − κ‖_F / ‖κ‖_F"],
-              ["004-P8: max_l‖h_l‖ / min_l‖h_l‖ (ε_x = 1/L; dotted: m → ∞)", "004-P11: min ‖(I − ĥĥᵀ)h'‖ (null seq.)",
-               f"004-P9: mean |cos| of uᵀBack rows (L = {args.lengths[-1]})",
-               "004-P8: extreme ‖h_l‖ over seeds, sequences, l (band [0.9, 2])"]]
-    for (i, j), ax in np.ndenumerate(axes[:2]):
-        ax.set_xscale("log", base=2)
-        ax.set(yscale="linear" if (i, j) == (1, 3) else "log", xlabel="width m")
-        ax.set_title(titles[i][j], fontsize=9)
-        ax.legend(fontsize=7)
-    stability_panels(args, results["004_stability"], axes[2])
-    return save_figure(fig, args.out, "random_init.png", title_size=10, title=f"Random initialization: medians over "
-                       f"{args.seeds} seeds (ε_x = {args.eps_x:g} in the top row)")
-
-
-def stability_panels(args, r, axes):
-    """The figure's last row, part D: 004-P4, P7, P10, P15 (medians over seeds)."""
-    ms = np.asarray(args.widths, float)
-    axes[0].plot(ms, r["back_ratio_max_median"], "o-", label="max over (i, j)")
-    axes[0].plot(ms, r["back_ratio_median_median"], "s--", label="median over (i, j)")
-    axes[0].plot(ms, r["back_ratio_max_median"][0] * (ms / ms[0]) ** BACKWARD_RATE, ":", color="gray",
-                 label="m^(−1/6)")
-    gaps = np.asarray(r["gaps"], float)
-    axes[1].plot(gaps, r["product_norm_median"], "o-", label=f"‖D W ⋯ D W‖₂, m = {r['product_width']}")
-    axes[1].plot(gaps, r["w_norm_power_median"], "s--", color="C3", label="‖W‖₂^(j−i)")
-    axes[1].plot(gaps, r["product_norm_median"][0] * gaps**PRODUCT_POWER, ":", color="gray", label="(j − i)³")
-    drop = r["drop_median"][-1]  # (n_L, E + 1) at the largest m; the last ε_x is 1/L
-    for i, L in enumerate(args.lengths):
-        eps = np.asarray(r["drop_eps_x"][i])
-        order = np.argsort(eps)
-        axes[2].plot(eps[order], drop[i, order], "o-", color=f"C{i}", label=f"L = {L}")
-    axes[2].plot(eps[order], drop[-1, order][0] * eps[order] / eps[order][0], ":", color="gray", label="∝ ε_x")
-    for i, m in enumerate(args.widths):
-        share = np.asarray(r["rerandomized_counts"][m], float) / m
-        axes[3].plot(share, r["rerandomized_shift_median"][i], "o-", color=f"C{i}", label=f"m = {m}")
-    axes[3].plot(share, r["rerandomized_shift_median"][-1][0] * np.sqrt(share / share[0]), ":", color="gray",
-                 label="√(N/m)")
-    for ax, title, xlabel in zip(axes, (
-            f"004-P4: ‖Back'‖/‖Back‖, ‖W'‖₂ = {PERTURBATION_DELTA:g}/√m (L = {args.lengths[-1]})",
-            f"004-P7: spectral norms of products (L = {r['product_length']})",
-            f"004-P10: max_i ‖h_i(x) − h_i(x^(0))‖ (m = {args.widths[-1]})",
-            f"004-P15: max_l ‖h̃_l − h_l‖, N rows of [W, A] re-drawn (L = {args.lengths[-1]})"),
-            ("width m", "gap j − i", "ε_x", "N/m")):
-        ax.set_xscale("log", base=2)
-        ax.set(yscale="log", xlabel=xlabel)
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
-
-
 def main(argv=None):
     return run_study("random_init", parse_args, science, argv)
 
@@ -479,23 +389,25 @@ def science(args, checks, results):
     print(f"random_init: widths {args.widths}, L ∈ {args.lengths}, d = {args.d}, ε_x ∈ {args.eps_xs}, {args.seeds} "
           f"seeds; NTK widths {args.ntk_widths}", flush=True)
     print("A/B. seeds 002 and 004 at initialization", flush=True)
-    per_width = run_widths(args)
+    per_width = ri.run_widths(args)
     part_a_checks(args, per_width, checks, results)
     part_b_checks(args, per_width, checks, results)
     backward_identity_check(args, checks)
     print("D. seed 004's products D W ⋯ D W", flush=True)
-    part_d_checks(args, per_width, run_products(args), checks, results)
+    part_d_checks(args, per_width, ri.run_products(args), checks, results)
     print("C. the empirical NTK of seed 003", flush=True)
-    ntk = run_ntk(args)
+    ntk = ri.run_ntk(args)
     part_c_checks(args, ntk, checks, results)
-    make_figure(args, results)
+    save_figure(ri.figure(args, results, NORM_BAND, BACKWARD_RATE, PRODUCT_POWER), args.out, "random_init.png",
+                title_size=10, title=f"Random initialization: medians over {args.seeds} seeds (ε_x = {args.eps_x:g} in "
+                "the top row)")
     return dict(a_priori_thresholds={
         "falls": FALLS, "grows": GROWS, "exponential_rate": EXPONENTIAL_RATE, "ratio_max": RATIO_MAX,
         "bounded_exponent": BOUNDED_EXPONENT, "not_shrinking": NOT_SHRINKING,
         "decorrelation_rate": DECORRELATION_RATE, "ntk_band": list(NTK_BAND), "identity_rtol": IDENTITY_RTOL,
-        "reference_share": REFERENCE_SHARE, "perturbation_delta": PERTURBATION_DELTA, "backward_rate": BACKWARD_RATE,
+        "reference_share": REFERENCE_SHARE, "perturbation_delta": ri.PERTURBATION_DELTA, "backward_rate": BACKWARD_RATE,
         "product_power": PRODUCT_POWER, "drop_eps_band": list(DROP_EPS_BAND), "drop_length_power": DROP_LENGTH_POWER,
-        "rerandomize_band": list(RERANDOMIZE_BAND), "rerandomized_shares": list(RERANDOMIZED_SHARES)},
+        "rerandomize_band": list(RERANDOMIZE_BAND), "rerandomized_shares": list(ri.RERANDOMIZED_SHARES)},
         models={"002": "elman_panigrahi_goyal (W, A ~ N(0, 2/m))", "004": "elman_allen_zhu_li (same W, A; B ~ N(0, 1))",
                 "003": f"elman_cayci_eryilmaz ({args.activation}, α = {args.alpha:g})"},
         inputs={"002/004": "normalized_token_sequences (uniform true tokens), null_sequence",

@@ -22,8 +22,9 @@ ALLOWED = {
     "discrete": {"models", "objectives", "results", "run"},
     "sweep": {"models", "objectives", "results", "run", "flow", "discrete"},
     "analysis": {"models", "objectives", "results"},
-    # the papers' problems (teachers, losses, initializations, students, sweep helpers) that studies, bench and tests share
-    "problems": {"models", "objectives", "results", "run", "flow", "discrete", "sweep", "analysis"},
+    # the papers' problems (teachers, losses, initializations, students, sweep helpers, figures) that studies, bench and
+    # tests share; plot: the studies' figures are drawn next to their problem
+    "problems": {"models", "objectives", "results", "run", "flow", "discrete", "sweep", "analysis", "plot"},
     "study": {"results", "analysis", "flow"},  # flow: DEFAULT_RTOL and RTOL_RANGE for --rtol
     "plot": {"models", "results"},  # pictures of results (gflow/plot.py); never integrates
 }

@@ -174,3 +174,18 @@ def test_eigenvalue_paths_of_a_trajectory(reference_flow):
     assert p.shape == (len(reference_flow.ts), 4)
     A0 = np.asarray(reference_flow.model_at(0).transition())
     np.testing.assert_allclose(np.sort_complex(p[0]), np.sort_complex(np.linalg.eigvals(A0)), rtol=1e-12)
+
+
+def test_clustered_atoms_merges_chains_and_sums_weights():
+    from gflow.analysis import clustered_atoms
+
+    mu = clustered_atoms([0.5, 0.0, 0.009, 0.018, 1.0], [1.0, 2.0, 0.0, 2.0, -1.0], 0.01)
+    # 0, 0.009, 0.018 chain into one cluster (single linkage), located at their |g|-weighted mean
+    np.testing.assert_allclose(mu.atoms, [0.009, 0.5, 1.0])
+    np.testing.assert_allclose(mu.weights, [4.0, 1.0, -1.0])
+    assert clustered_atoms([0.2, 0.3], [0.0, 0.0], 0.5).atoms.tolist() == [0.25]  # zero weights: plain mean
+    assert clustered_atoms([], [], 0.1).atoms.size == 0
+    with pytest.raises(gflow.GflowInputError):
+        clustered_atoms([0.0, 1.0], [1.0], 0.1)
+    with pytest.raises(gflow.GflowInputError):
+        clustered_atoms([0.0], [1.0], -1.0)

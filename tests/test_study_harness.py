@@ -156,3 +156,20 @@ def test_check_decides_by_its_direction_and_records_the_threshold_tested():
     agree = tolerance_agreement("c", "s", [[1.0, 2.0], [3.0]], [[1.0, 2.02], [3.0]], 0.01)  # ragged: flattened
     assert agree["passed"] and agree["value"] == pytest.approx(0.02 / 2.02) and agree["kind"] == "sanity"
     assert not tolerance_agreement("c", "s", 1.0, 1.1, 0.05, relative=False)["passed"]
+
+
+def test_rtol_option_checks_the_flag_and_its_repeat_and_none_means_per_part():
+    from gflow.study import rtol_option
+
+    def parser(default):
+        p = study_parser("doc", "out", "out", "quick")
+        rtol_option(p, default)
+        return p
+
+    assert parser(1e-8).parse_args([]).rtol == 1e-8
+    assert parser(None).parse_args([]).rtol is None  # each part of the study uses its own rtol
+    assert parser(QuickFull(None, quick=1e-8)).parse_args(["--quick"]).rtol == 1e-8
+    assert parser(None).parse_args(["--rtol", "1e-9"]).rtol == 1e-9
+    for bad in ("1e-13", "0.5", "nan"):  # repeat below the float64 floor, out of range, not a number
+        with pytest.raises(SystemExit):
+            parser(None).parse_args(["--rtol", bad])

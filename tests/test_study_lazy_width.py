@@ -27,8 +27,8 @@ def args():
 @pytest.mark.slow
 @pytest.mark.parametrize("setting", lazy_width.SETTINGS)
 def test_measures_vanish_for_an_untrained_model(setting, args):
-    inputs, labels, steps = lazy_width.make_task(setting, args)[:3]
-    model0 = lazy_width.make_model(setting, 0, 8, args)
+    inputs, labels, steps = lp.study_task(setting, args)[:3]
+    model0 = lp.make_model(setting, 0, 8, args.d, args.alpha)
     loss = lp.centered_loss(model0, inputs, labels, steps, True)
     values = {k: float(v) for k, v in lp.lazy_measures(model0, model0, inputs, loss.step_weights).items()}
     assert values["rescaled_movement"] == values["neuron_movement"] == values["linearization_error"] == 0.0
@@ -78,15 +78,15 @@ def test_bad_input(extra, match, capsys):
 
 def test_settings_002_and_004_share_the_init_statistics(args):
     """The init checks run once: 002 and 004 draw the same W, A (one key) on the same inputs."""
-    x4, x2 = lazy_width.make_task("004", args)[0], lazy_width.make_task("002", args)[0]
+    x4, x2 = lp.study_task("004", args)[0], lp.study_task("002", args)[0]
     np.testing.assert_array_equal(x4, x2)
-    m4, m2 = lazy_width.make_model("004", 0, 8, args), lazy_width.make_model("002", 0, 8, args)
+    m4, m2 = lp.make_model("004", 0, 8, args.d, args.alpha), lp.make_model("002", 0, 8, args.d, args.alpha)
     np.testing.assert_array_equal(lp.hidden_norms(m4, x4), lp.hidden_norms(m2, x2))
 
 
 def test_new_measures_on_known_cases(args):
-    inputs, labels, steps = lazy_width.make_task("004", args)[:3]
-    model0 = lazy_width.make_model("004", 0, 8, args)
+    inputs, labels, steps = lp.study_task("004", args)[:3]
+    model0 = lp.make_model("004", 0, 8, args.d, args.alpha)
     # relative hidden drift: scaling W by (1 + δ) with ReLU's positive homogeneity at step 1 (h_0 = 0) moves nothing
     # at t = 1; a generic perturbation gives max_t mean_n ‖Δh_t‖/‖h_t‖ computed by hand
     moved = eqx.tree_at(lambda m: m.W, model0, model0.W * 1.1)
@@ -113,7 +113,7 @@ def test_population_sample_is_fresh_and_labelled_like_the_training_sample(settin
     """004-P6 / 002-P5 estimate E_D on --n-test new sequences of the same teacher, labels scaled by the same factor
     (d = 8: at d = 3 the true tokens are ±1 on S⁰ and sequences repeat)."""
     args = lazy_width.parse_args(TINY + ["--d", "8"])
-    task = lazy_width.make_task(setting, args)
+    task = lp.study_task(setting, args)
     if setting == "003":
         assert task.test_inputs is None and task.test_labels is None
         return
@@ -131,8 +131,8 @@ def test_population_sample_is_fresh_and_labelled_like_the_training_sample(settin
 
 def test_position_losses_split_the_loss(args):
     """004-P12's per-position losses sum to the loss; at θ0 (centered) each is the label energy of its position."""
-    task = lazy_width.make_task("004", args)
-    model0 = lazy_width.make_model("004", 0, 8, args)
+    task = lp.study_task("004", args)
+    model0 = lp.make_model("004", 0, 8, args.d, args.alpha)
     loss = lp.centered_loss(model0, task.inputs, task.labels, task.steps, True)
     moved = eqx.tree_at(lambda m: m.W, model0, model0.W * 1.3)
     parts = np.asarray(lp.position_losses(loss, moved))

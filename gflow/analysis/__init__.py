@@ -98,6 +98,7 @@ from .small_init import (
     rescaled_time as rescaled_time,
 )
 from .spectral import (
+    clustered_atoms as clustered_atoms,
     DiscreteMeasure as DiscreteMeasure,
     effective_support_size as effective_support_size,
     eigenvalue_paths as eigenvalue_paths,

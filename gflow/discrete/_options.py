@@ -31,4 +31,6 @@ class DiscreteOptions(RunOptions):
 
 
 DISCRETE_OPTIONS = option_names(DiscreteOptions)
+"""The keyword options of :class:`DiscreteOptions`, in declaration order: what a discrete runner and a discrete
+sweep accept beside the method's own hyperparameters."""
 MINIBATCH_OPTIONS = ("batch_size", "key", "shuffle")  # the options that sample minibatches

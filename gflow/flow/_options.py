@@ -114,6 +114,8 @@ class SolveOptions(RunOptions):
 
 
 SOLVE_OPTIONS = option_names(SolveOptions)
+"""The keyword options of :class:`SolveOptions`, in declaration order: what :func:`gflow.solve_flow`,
+:func:`gflow.solve_flows` and a flow sweep accept."""
 
 
 class FlowSetup(eqx.Module):

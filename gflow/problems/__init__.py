@@ -1,7 +1,9 @@
 """The source papers' problems, importable: teachers, losses, initializations, students, sweep helpers, measures
 and the papers' figures that the studies, bench/ and the tests share (one module per problem; import the module you
 need, e.g. ``from gflow.problems import ssm_poisoning``). A problem module may build on every layer that integrates or
-analyses (models, objectives, results, flow, discrete, sweep, analysis), never on gflow.study or gflow.plot.
+analyses (models, objectives, results, flow, discrete, sweep, analysis) and draws its figures with gflow.plot
+(imported inside the figure functions, so that importing a problem does not import matplotlib); never on gflow.study:
+a figure function returns the figure, and the study saves it.
 
 - :mod:`gflow.problems.ssm_poisoning`: Slutzky et al. (NeurIPS 2025) §4.2, the diagonal SSM whose implicit bias a
   clean-label sequence poisons;

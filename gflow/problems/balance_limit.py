@@ -1,7 +1,7 @@
 """Seed 000's Prop. 9 setting (near-zero initialization leads to balancedness, Lemmas E.12–E.14): general students
 at scale ε, batched gradient flows on a balanced teacher's population loss read at τ_ε, the sweep over ε and seeds at
-rtol and rtol/100, the sign-swapped (w0 < 0) sweep, and the per-seed fits that studies/balance_limit.py decides its
-checks on.
+rtol and rtol/100, the sign-swapped (w0 < 0) sweep, the per-seed fits that studies/balance_limit.py decides its
+checks on, and its figure (:func:`figure`).
 
 Functions that take ``args`` read the study's options from it (``d``, ``k``, ``eps``, ``seeds``, ``sign_seeds``,
 ``horizon``, ``n_save``, ``solver``, ``init_convention``, ``convention``, ``rtol``)."""
@@ -156,3 +156,68 @@ def fits(args, w0, res) -> dict:
     f["floor"] = float(max(np.max(np.abs(d[name] - t[name])) for name in TOLERANCE_FIELDS))
     f["q_drift"], f["q_drift_tight"] = float(np.max(d["Q_relative_drift"])), float(np.max(t["Q_relative_drift"]))
     return f
+
+
+def figure(args, eps, w0, res, curves, slope_tau, slope_min):
+    """Draw balance_limit.png (seed 000 Prop. 9, Lemmas E.12 and E.14): ρ_bal over time against t/ln(1/ε) for every
+    seed; ρ_bal(τ_ε) and min_t ρ_bal against ε with the bound O(ε^{1/2}); ‖B ∓ Cᵀ‖ of seed 0 at the smallest ε
+    against the early-phase rates e^{∓2 w0 t}; the drift of the conserved Q at rtol and rtol/100.
+
+    Args:
+        args: the study's options (``seeds``, ``convention``, ``rtol``).
+        eps: the scales ε, largest first.
+        w0: the teacher's first Markov parameter.
+        res: :func:`sweep_eps`'s measurements by tolerance (``"default"``, ``"tight"``).
+        curves: the trajectories by (ε index, seed).
+        slope_tau: the per-seed log-log slopes of ρ_bal(τ_ε) against ε.
+        slope_min: the per-seed log-log slopes of min_t ρ_bal against ε.
+
+    Returns:
+        The matplotlib figure (2 × 2 panels).
+    """
+    import matplotlib.pyplot as plt
+
+    from gflow.plot import figure_grid, label_axes, plot_diagnostic
+
+    colors = plt.cm.viridis(np.linspace(0, 0.9, len(eps)))
+    fig, axes = figure_grid(2, 2, panel=(6, 4.5))
+    ax = axes[0, 0]
+    for (i, s), traj in curves.items():
+        ax.semilogy(traj.ts / np.log(1 / eps[i]), traj.diagnostics["rho_bal"], color=colors[i],
+                    alpha=1.0 if s == 0 else 0.25, lw=1.5 if s == 0 else 0.8,
+                    label=f"ε = {eps[i]:.0e}" if s == 0 else None)
+    scale = 1.0 / (8 * w0) if args.convention == "L" else 1.0 / (4 * w0)
+    ax.axvline(scale, color="k", ls="--", lw=1, label="τ_ε / ln(1/ε)")
+    label_axes(ax, xlabel="t / ln(1/ε)", ylabel="ρ_bal = ‖B − Cᵀ‖ / ‖B + Cᵀ‖",
+               title="Balancedness over time (all seeds; seed 0 bold)")
+
+    ax = axes[0, 1]
+    d = res["default"]
+    for name, slope, marker, label in (("rho_tau", slope_tau, "o", "ρ_bal(τ_ε)"),
+                                       ("rho_min", slope_min, "s", "min_t ρ_bal")):
+        ax.loglog(np.repeat(eps, args.seeds), d[name].ravel(), marker, alpha=0.3, ms=4)
+        ax.loglog(eps, np.median(d[name], axis=1), marker + "-", label=f"{label}: slope {np.median(slope):.2f}")
+    ax.loglog(eps, np.median(d["rho_tau"], axis=1)[0] * np.sqrt(eps / eps[0]), "k--", label=r"bound $O(\varepsilon^{1/2})$")
+    label_axes(ax, xlabel="initialization scale ε", ylabel="ρ_bal", title="Balancedness at τ_ε and over the run")
+
+    ax = axes[1, 0]
+    i = len(eps) - 1
+    traj = curves[(i, 0)]
+    tau = an.balancing_time(eps[i], w0, args.convention)
+    for name, label, color in (("imbalance_norm", "‖B − Cᵀ‖", "C0"), ("balance_norm", "‖B + Cᵀ‖", "C1")):
+        plot_diagnostic(traj, name, ax, log_x=False, log_y=True, label=label, color=color)
+        rate = an.early_phase_rate(name.split("_")[0], w0, args.convention)
+        early = traj.ts <= tau
+        ax.semilogy(traj.ts[early], traj.diagnostics[name][0] * np.exp(rate * traj.ts[early]), "k:" if color == "C0"
+                    else "k--", label=f"$e^{{{rate:+g} t}}$")
+    ax.axvline(tau, color="gray", lw=0.8)
+    label_axes(ax, xlabel=f"t (convention {args.convention})", ylabel="",
+               title=f"Early phase, ε = {eps[i]:.0e}, seed 0")
+
+    ax = axes[1, 1]
+    for tol, marker, rtol in (("default", "o-", args.rtol), ("tight", "s--", args.rtol / 100)):
+        ax.loglog(eps, np.max(res[tol]["Q_relative_drift"], axis=1), marker,
+                  label=f"max relative Q drift, rtol {rtol:g}")
+        ax.axhline(rtol, color="gray", lw=0.8, ls=":")
+    label_axes(ax, xlabel="initialization scale ε", title="Conserved Q: drift against tolerance")
+    return fig

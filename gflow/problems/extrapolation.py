@@ -209,7 +209,9 @@ def run_panel(name: str, panels: dict, ks, seeds, scales, t1: float, *, out: str
     Args:
         name: the panel's name (its runs' identity).
         panels: panel name → settings.
-        ks, seeds, scales: the grid.
+        ks: the training lengths k of the grid.
+        seeds: the seeds of the grid.
+        scales: the initialization scales of the grid.
         t1: the flows' horizon.
         out: the study's folder; the sweep lives in ``out/sweeps/<name><tag>`` (a sweep per panel, so that the
             default atol follows the panel's own init scale).
@@ -345,7 +347,8 @@ def ratio_by_seed(numerator: dict, denominator: dict, floor: float = RATIO_FLOOR
     """A ratio per seed.
 
     Args:
-        numerator, denominator: {seed: value}.
+        numerator: {seed: value}.
+        denominator: {seed: value}.
         floor: the smallest denominator (below it the error is rounding).
 
     Returns:
@@ -400,8 +403,8 @@ def support_by_seed(runs, table, kc, level, measure=None, reduce=np.max) -> dict
 
 def mass_outside_top_atoms(model, d_hat: int) -> float:
     """The spectral weight Σ|g_i| of ``model`` (:func:`gflow.analysis.spectral_measure`) outside its ``d_hat``
-    heaviest atoms, atoms within SUPPORT_CLUSTER merged (single linkage), over the total: 0 for a measure of ≤ d̂
-    atoms (seed 000 Thm 5, Lemma 7).
+    heaviest atoms, atoms within SUPPORT_CLUSTER merged (single linkage, :func:`gflow.analysis.clustered_atoms`),
+    over the total: 0 for a measure of ≤ d̂ atoms (seed 000 Thm 5, Lemma 7).
 
     Args:
         model: a SISO student with symmetric A.
@@ -411,9 +414,7 @@ def mass_outside_top_atoms(model, d_hat: int) -> float:
         The fraction (nan for a zero measure).
     """
     atoms, weights = (np.asarray(x) for x in an.spectral_measure(model))
-    order = np.argsort(atoms, kind="stable")
-    clusters = np.split(order, np.flatnonzero(np.diff(atoms[order]) > SUPPORT_CLUSTER) + 1)
-    mass = np.sort([np.sum(np.abs(weights[c])) for c in clusters])[::-1]
+    mass = np.sort(an.clustered_atoms(atoms, np.abs(weights), SUPPORT_CLUSTER).weights)[::-1]
     total = float(np.sum(mass))
     return float(np.sum(mass[d_hat:]) / total) if total > 0 else float("nan")
 

@@ -1,7 +1,7 @@
 """The two problems on which studies/gd_vs_flow.py compares gradient descent with the gradient flow it discretizes:
 seed 000's balanced teacher and seed 001's memoryless teacher (w* > 0), each from a symmetric and a general start;
 the reference flows, the GD sweep below the stability edge 2/λ_max, the short runs for the drift of Q in the early
-phase, and SGD and Adam from the symmetric start (seed 000 App. C.1 settings).
+phase, SGD and Adam from the symmetric start (seed 000 App. C.1 settings), and the study's figures (:data:`FIGURES`).
 
 Functions that take ``args`` read the study's options from it."""
 
@@ -176,3 +176,111 @@ def other_methods(problem, args):
         print(f"  {problem['name']}: {name} ({traj.stats['steps']} steps, {traj.stats['wall_time_s']:.2f} s): "
               f"{traj.status}, final full loss {traj.loss[-1]:.3e}", flush=True)
     return out, eta_sgd
+
+
+def figure_distance_to_flow(args, problems):
+    """Draw the distance ‖θ_GD(t) − θ_flow(t)‖ of every GD run (and the runs at the stability edge) to the gradient
+    flow against t = η · step, per problem and start: GD tracks the flow to O(η) (seed 000 Sec. 5 trains by GD as
+    a discretization of the flow; seed 001's Theorem 6.1 is a gradient-flow statement)."""
+    import matplotlib.pyplot as plt
+
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(2, 2)
+    for (i, name), (j, start) in ((p, q) for p in enumerate(PROBLEMS) for q in enumerate(STARTS)):
+        ax, r = axes[i, j], problems[name]["results"][start]
+        for c, run in zip(plt.cm.viridis(np.linspace(0, 0.85, len(r["runs"]))), r["runs"]):
+            ax.loglog(run["traj"].ts[1:], run["distance"]["parameters"][1:], color=c, label=f"GD η = {run['eta']:.2e}")
+        for e in r["edge_runs"]:
+            if e["distance"] is not None:
+                ax.loglog(e["traj"].ts[1:], e["distance"]["parameters"][1:], "--", color="tab:red",
+                          label=f"GD η = {e['factor']} × edge")
+        label_axes(ax, xlabel="t (= η · step)", ylabel="‖θ_GD(t) − θ_flow(t)‖ / max ‖θ_flow‖", legend=7,
+                   title=f"{name} teacher, {start} start (edge 2/λ_max = {r['edge']:.2e})")
+    return fig
+
+
+def figure_step_size_scaling(args, problems):
+    """Draw max_t of the distance to the flow (parameters, impulse response, loss) against η, per problem and start,
+    with the fitted log-log slopes (1 for a first-order discretization of the flow)."""
+    import matplotlib.ticker
+
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(1, 2)
+    for ax, name in zip(axes, PROBLEMS):
+        for start, marker in zip(STARTS, ("o", "s")):
+            entry = problems[name]["summary"][start]
+            for measure, ls in (("parameters", "-"), ("impulse_response", "--"), ("loss", ":")):
+                ax.loglog(entry["etas"], entry[f"max_distance_{measure}"], marker + ls,
+                          label=f"{start}: {measure} (slope {entry[f'exponent_{measure}']:.2f})")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels of a short decade overlap
+        label_axes(ax, xlabel="step size η", ylabel="max_t distance to the flow", legend=7,
+                   title=f"{name} teacher: distance to the flow against η\n"
+                         f"(slopes fitted on the {args.n_fit} smallest η)")
+    return fig
+
+
+def figure_q_drift(args, problems):
+    """Draw the relative drift of Q = AAᵀ − AᵀA + BBᵀ − CᵀC along GD divided by η, per problem (general start): Q is
+    conserved by the flow (seed 000 Lemma E.7), so GD's drift is O(η), and the curves collapse."""
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(1, 2)
+    for ax, name in zip(axes, PROBLEMS):
+        p = problems[name]
+        for runs, style, lw, what in ((p["results"]["general"]["runs"], "-", 1, ""),
+                                      (p["q_runs"], "--", 1.5, "short run ")):
+            for run in runs:
+                ax.loglog(run["traj"].ts[1:], run["q_drift"][1:] / run["eta"], style, lw=lw,
+                          label=f"{what}η = {run['eta']:.2e}")
+        run = p["q_runs"][-1]
+        ts = run["traj"].ts[1:]
+        ax.loglog(ts, run["q_drift"][1] / run["eta"] * ts / ts[0], "k:", label="∝ t")
+        ax.axvline(p["t_early"], color="gray", lw=0.8)
+        label_axes(ax, xlabel="t", ylabel="relative drift of Q, divided by η", legend=6,
+                   title=f"{name} teacher, general start: Q drift / η\n"
+                         "(curves collapse: ∝ η; gray: end of the early phase)")
+    return fig
+
+
+def figure_methods(args, problems):
+    """Draw the final population loss and the extrapolation error (ℓ∞ tail, j ∈ [k, 100)) of every method (flow, GD,
+    SGD, Adam as in seed 000 App. C.1) from the symmetric start, per problem, against the zero solution's error."""
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(2, 2, panel=(6.5, 4))
+    for j, name in enumerate(PROBLEMS):
+        rows = problems[name]["table"]
+        for i, (field, title) in enumerate((("final_loss", "final population loss"),
+                                            ("extrapolation_error", "extrapolation error (ℓ∞ tail, j ∈ [k, 100))"))):
+            ax = axes[i, j]
+            ax.bar(range(len(rows)), [max(row[field], 1e-300) for row in rows.values()], color="tab:blue")
+            ax.set_xticks(range(len(rows)), list(rows), rotation=35, ha="right", fontsize=7)
+            if field == "extrapolation_error":
+                ax.axhline(problems[name]["zero_error"], color="k", ls="--", label="zero solution")
+            label_axes(ax, yscale="log", title=f"{name} teacher, symmetric start:\n{title}",
+                       legend=7 if field == "extrapolation_error" else None)
+    return fig
+
+
+def figure_sharpness(args, problems):
+    """Draw the sharpness λ_max(∇²L) along the flow against 2/η of every GD run (GD is stable below it)."""
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(1, 2)
+    for ax, name in zip(axes, PROBLEMS):
+        for start, color in zip(STARTS, ("tab:blue", "tab:orange")):
+            r = problems[name]["results"][start]
+            ax.loglog(r["probe"].ts[1:], r["sharpness"][1:], color=color, label=f"{start} start: λ_max(t)")
+            for eta in list(r["etas"]) + [e["eta"] for e in r["edge_runs"]]:
+                ax.axhline(2.0 / eta, ls=":", lw=0.7, color=color)
+        label_axes(ax, xlabel="t", ylabel="λ_max(∇²L(θ_flow(t)))", legend=7,
+                   title=f"{name} teacher: sharpness along the flow\n(dotted: 2/η of every GD run; stable below)")
+    return fig
+
+
+# the study's figures by file name: each draws from the study's summarized problems (``results``, ``summary``,
+# ``table``, ``q_runs``, ``t_early``, ``zero_error`` filled in by studies/gd_vs_flow.py) and returns the figure
+FIGURES = {"distance_to_flow.png": figure_distance_to_flow, "step_size_scaling.png": figure_step_size_scaling,
+           "q_drift.png": figure_q_drift, "methods.png": figure_methods, "sharpness.png": figure_sharpness}

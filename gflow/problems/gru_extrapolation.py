@@ -123,7 +123,8 @@ def linf_errors(y_model, y_teacher, k: int, scale: float) -> dict:
     """Seed 000 Fig. 2's measure, "ℓ∞ of responses, averaged over random inputs".
 
     Args:
-        y_model, y_teacher: outputs (n, H).
+        y_model: the student's outputs (n, H).
+        y_teacher: the teacher's outputs (n, H).
         k: the training length: the window is t < k, the tail k ≤ t < H.
         scale: the errors are divided by this.
 
@@ -143,7 +144,8 @@ def relative_mse(y_model, y_teacher, k: int) -> dict:
     """Seed 001's measure, the relative MSE Σ_t E(ŷ_t − y_t)² / Σ_t E y_t² on a window.
 
     Args:
-        y_model, y_teacher: outputs (n, T).
+        y_model: the student's outputs (n, T).
+        y_teacher: the teacher's outputs (n, T).
         k: the training length.
 
     Returns:

@@ -1,5 +1,5 @@
-"""Lazy training with width: the tasks, models and measures of three papers' settings, as studies/lazy_width.py
-trains them at every width.
+"""Lazy training with width: the tasks, models, trainings (:func:`train`, :func:`train_widths`) and measures of three
+papers' settings, as studies/lazy_width.py trains them at every width, and its figure (:func:`figure`).
 
 - "004": Allen-Zhu & Li (NeurIPS 2019), seed 004's ReLU Elman RNN, W, A ~ N(0, 2/m), B ~ N(0, 1/d_out), only W
   trained, outputs at steps j = 3 … L, labels of the token-sum concept class on normalized sequences;
@@ -12,6 +12,8 @@ trains them at every width.
 
 from __future__ import annotations
 
+import math
+import time
 from typing import NamedTuple
 
 import equinox as eqx
@@ -133,7 +135,9 @@ def centered_loss(model0, inputs, labels, steps, centering: bool):
 
     Args:
         model0: the network at initialization.
-        inputs, labels, steps: the sample and its supervised steps.
+        inputs: the sample's input sequences.
+        labels: their labels.
+        steps: the supervised steps.
         centering: whether to center.
 
     Returns:
@@ -351,6 +355,105 @@ def per_seed_exponents(rows_by_width, key):
     widths = sorted(rows_by_width)
     seeds = min(len(rows_by_width[m]) for m in widths)
     return np.asarray([fit_exponent(widths, [rows_by_width[m][s][key] for m in widths])[0] for s in range(seeds)])
+
+
+
+def study_task(setting: str, args) -> Task:
+    """The setting's task (:func:`make_task`) at the study's options.
+
+    Args:
+        setting: "004", "002" or "003".
+        args: the study's options (``length``, ``d``, ``n``, ``n_test``, ``eps_x``, ``alpha``, ``label_rms``,
+            ``task_seed``).
+
+    Returns:
+        The :class:`Task`.
+    """
+    return make_task(setting, length=args.length, d=args.d, n=args.n, n_test=args.n_test, eps_x=args.eps_x,
+                     alpha=args.alpha, label_rms=args.label_rms, seed=args.task_seed)
+
+
+def train(setting, seed, m, args, task, eta_bar, both_layers=False, population=True):
+    """Full-batch gradient descent (explicit Euler for the gradient flow) for rescaled time τ = ``args.tau`` at step
+    η = η̄·:func:`time_scale`, and the lazy-training measures of its end point against its start: movement,
+    linearization error, ReLU flips, hidden-state drift (seed 004 Lemmas 6.1, 7.1, App. F; seed 002 Thm 3.1; seed
+    003 Theorem 2, Prop. 4), the training loss per position, the population loss, and at initialization the output
+    max against ρ (002-P8, 004-P14), the hidden norms and ‖W‖₂ (002-P9).
+
+    Args:
+        setting: "004", "002" or "003".
+        seed: the initialization's seed.
+        m: the width.
+        args: the study's options (``tau``, ``centering``, ``label_rms``, ``length``, ``d``, ``alpha``).
+        task: the setting's :class:`Task`.
+        eta_bar: the rescaled step η̄.
+        both_layers: train W and A of a seed-004 model (004-P14).
+        population: estimate E_D Obj on the task's fresh sequences (002/004; off for the runs no population check
+            uses: at m = 4096 it costs about a fifth of a run).
+
+    Returns:
+        (row of measures, seconds).
+    """
+    inputs = task.inputs
+    model0 = make_model(setting, seed, m, args.d, args.alpha)
+    if both_layers:
+        model0 = width_and_a(model0)
+    loss = centered_loss(model0, inputs, task.labels, task.steps, args.centering)
+    n_steps = int(math.ceil(args.tau / eta_bar - 1e-9))
+    lr = eta_bar * time_scale(setting, m)
+    started = time.perf_counter()
+    traj = gflow.discrete.run_gd(loss, model0, lr=lr, steps=n_steps, save_at=np.array([0, n_steps]), progress=False,
+                        config={"study": "lazy_width", "setting": setting, "width": m, "seed": seed})
+    if traj.status != "completed":
+        raise RuntimeError(f"GD for setting {setting}, m = {m}, seed {seed} did not complete: {traj.message}")
+    row = {k: float(v) for k, v in lazy_measures(model0, traj.final, inputs, loss.step_weights).items()}
+    row.update(loss_initial=float(traj.loss[0]), loss_final=float(traj.loss[-1]),
+               loss_ratio=float(traj.loss[-1] / traj.loss[0]), steps=n_steps, lr=lr, t=lr * n_steps,
+               label_energy=float(jnp.sum(loss.step_weights)) * args.label_rms**2,  # the zero predictor's E_Z Obj
+               positions=[t + 1 for t in loss.supervised],
+               position_loss_initial=np.asarray(position_losses(loss, model0)).tolist(),
+               position_loss_final=np.asarray(position_losses(loss, traj.final)).tolist())
+    if population and task.test_inputs is not None:  # 004-P6, 002-P5: E_D Obj − E_Z Obj
+        test = centered_loss(model0, task.test_inputs, task.test_labels, task.steps, args.centering)
+        row["loss_population"] = float(loss_at(test, traj.final))
+        row["generalization_gap"] = row["loss_population"] - row["loss_final"]
+    if setting != "003":
+        row["init_output_max"] = float(init_output_max(model0, inputs, loss.step_weights))
+        row["lambda_ratio"] = lambda_ratio(row["init_output_max"], args.length, m, model0.n_out)
+        row["hidden_norms_init"] = np.asarray(hidden_norms(model0, inputs)).tolist()
+        if m <= 1024:  # a dense SVD above that costs more than the training
+            row["spectral_norm_W0"] = float(np.linalg.norm(np.asarray(model0.W), 2))
+    return row, time.perf_counter() - started
+
+
+def train_widths(setting, args, task, started):
+    """Every width and seed of one setting trained (:func:`train` at η̄ = ``args.eta``), a progress line per width.
+
+    Args:
+        setting: "004", "002" or "003".
+        args: the study's options (``widths``, ``seeds``, ``eta`` and those of :func:`train`).
+        task: the setting's :class:`Task`.
+        started: the study's start (``time.time()``), for the progress lines.
+
+    Returns:
+        {m: [one row per seed]}.
+    """
+    rows = {}
+    for m in args.widths:
+        rows[m], seconds = [], 0.0
+        for seed in range(args.seeds):
+            row, dt = train(setting, seed, m, args, task, args.eta)
+            rows[m].append(row)
+            seconds += dt
+        med = {k: np.median([r[k] for r in rows[m]]) for k in ("rescaled_movement", "neuron_movement",
+                                                               "linearization_error", "loss_ratio")}
+        flips, gap = (np.median([r.get(k, np.nan) for r in rows[m]]) for k in ("flip_fraction",
+                                                                                "generalization_gap"))
+        print(f"  [{setting}] m = {m:5d}: √m‖Δθ‖ {med['rescaled_movement']:.3g}, √m max‖ΔΘ_i‖ "
+              f"{med['neuron_movement']:.3g}, |F − F^Lin| {med['linearization_error']:.3g}, flips {flips:.3g}, "
+              f"loss ratio {med['loss_ratio']:.3g}, gap {gap:.3g} ({seconds:.1f} s, total "
+              f"{time.time() - started:.0f} s)", flush=True)
+    return rows
 
 
 PANELS = (("rescaled_movement", "movement"), ("linearization_error", "linearization error"),

@@ -1,7 +1,8 @@
 """Seed 003's problem (Cayci & Eryilmaz): the diagonal-W Elman RNN of §1 with the symmetric initialization of Def. 1,
 the transport teacher of eq. (8), projected GD of §3(b) with Theorem 1's step size, the transported point Θ̄ of
 Prop. 3's proof and Remark 4, the Lyapunov bound of Theorem 1's proof in its gradient-flow limit, and the identities
-(Def. 1, Prop. 1) and gradient maxima (Lemma 1) that studies/memory_cutoff.py checks.
+(Def. 1, Prop. 1) and gradient maxima (Lemma 1) that studies/memory_cutoff.py checks, and its figures
+(:func:`figures`, :func:`transport_figure`).
 
 Functions that take ``args`` read the study's options from it (``d``, ``m``, ``n``, ``rho``, ``nu``,
 ``activation``, ``teacher_samples``, ``quick``)."""
@@ -452,3 +453,129 @@ def gradient_curves(args):
     bound = {label: sigma.sigma1 * np.sqrt(sigma.sigma0**2 + 1) * np.cumsum((a * sigma.sigma1) ** np.arange(len(ts)))
              for label, a in zip(("short", "long"), args.alphas)}
     return sigma, ts, curves, u_parts, worst_ratio, bound
+
+
+def figures(args, ts_mu, mu_curves, ts_g, g_curves, g_bound, e_rows, usage, trajs, f_rows) -> dict:
+    """Draw memory_cutoff.png, the memory-function and projected-GD picture of seed 003 (Theorem 1, Prop. 1, the
+    memory functions μ_{0,T}, μ_{1,T} of eq. (14)): μ_T(z) against T (003-P11(a)); the hidden-state gradients at
+    init against their bound (003-P3, P11(b)); the best relative training loss of projected GD against T in the
+    short- and long-memory regimes (003-P11(c)); projected against plain GD over step multipliers (003-P13). And
+    projected_gd.png: the per-neuron constraint usage along projected GD (003-P8(a)) and its loss curves.
+
+    Args:
+        args: the study's options (``activation``, ``alphas``, ``lengths``, ``seeds``, ``tau``, ``m``,
+            ``p13_length``).
+        ts_mu: the lengths T of the memory functions.
+        mu_curves: μ_T by z = ασ₁.
+        ts_g: the times of the gradient norms.
+        g_curves: the gradient norms by (regime, input radius).
+        g_bound: the bound σ₁μ₀√(σ₀² + 1) by regime.
+        e_rows: part E's rows (regime, T, seed, relative best loss).
+        usage: the constraint usage (W, U) by (regime, T).
+        trajs: projected GD's trajectories by (regime, T).
+        f_rows: part F's rows (method, regime, c, relative final loss).
+
+    Returns:
+        {file name: matplotlib figure}.
+    """
+    from gflow.plot import figure_grid, label_axes
+
+    sigma = gflow.models.ACTIVATIONS[args.activation]
+    z = {lab: a * sigma.sigma1 for lab, a in zip(("short", "long"), args.alphas)}
+    colors = {"short": "C0", "long": "C3"}
+    fig, axes = figure_grid(2, 2, panel=(6, 4.75))
+    ax = axes[0, 0]
+    for zz, c in mu_curves.items():
+        ax.semilogy(ts_mu, c, label=f"z = {zz:g}")
+    label_axes(ax, xlabel="T", ylabel="μ_T = μ_{0,T}(z) μ_{1,T}(z)",
+               title="P11(a): memory functions, bounded / polynomial / exponential")
+    ax = axes[0, 1]
+    for (lab, r), c in g_curves.items():
+        ax.semilogy(ts_g, c, color=colors[lab], ls="-" if r == 1.0 else "--", label=f"ασ₁ = {z[lab]:g}, ‖X_t‖ <= {r:g}")
+    for lab, b in g_bound.items():
+        ax.semilogy(ts_g, b, color=colors[lab], ls=":", lw=1, label=f"bound σ₁μ₀√(σ₀²+1), ασ₁ = {z[lab]:g}")
+    label_axes(ax, ylim=(1e-6, 1e4), xlabel="t", ylabel="max_i ‖∂_{Θ_i} H_t⁽ⁱ⁾‖ at init", legend=7,
+               title="P3 / P11(b): hidden-state gradients (bound for unit inputs)")
+    ax = axes[1, 0]
+    for lab in ("short", "long"):
+        rr = [r for r in e_rows if r["regime"] == lab]
+        ax.semilogy([r["T"] for r in rr], [r["relative_best"] for r in rr], "o", color=colors[lab], alpha=0.5)
+        med = [np.median([r["relative_best"] for r in rr if r["T"] == T]) for T in args.lengths]
+        ax.semilogy(args.lengths, med, "-", color=colors[lab],
+                    label=f"α_m σ₁ = {rr[0]['alpha_m_sigma1']:.3g} (median of {args.seeds})")
+    label_axes(ax, xlabel="sequence length T", ylabel="min_s R_S(Θ(s)) / R_S(Θ(0))",
+               title=f"P11(c): projected GD, τ = {args.tau}, η = 1/(T√τ), m = {args.m}")
+    ax = axes[1, 1]
+    for method, ls in (("projected", "-"), ("plain", "--")):
+        for lab in ("short", "long"):
+            rr = [r for r in f_rows if r["method"] == method and r["regime"] == lab]
+            ax.loglog([r["c"] for r in rr], [r["relative_final"] for r in rr], ls, marker="o", color=colors[lab],
+                      label=f"{method} GD, ασ₁ = {z[lab]:g}")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    label_axes(ax, xlabel="step multiplier c (η = c/(T√τ))", ylabel="final R_S / R_S(Θ(0))",
+               title=f"P13: projected vs plain GD at T = {args.p13_length}")
+    memory = fig
+
+    fig, (ax, ax_loss) = figure_grid(1, 2)
+    for (lab, T), (w_use, u_use) in usage.items():
+        if T in (args.lengths[0], args.lengths[-1]):
+            long_T = T == args.lengths[-1]
+            s = np.arange(len(w_use))
+            ax.plot(s, w_use, color=colors[lab], ls="-" if long_T else ":", lw=1,
+                    label=f"√m max|ΔW_ii|/ρ_w, ασ₁={z[lab]:g}, T={T}")
+            ax.plot(s, u_use, color=colors[lab], ls="--" if long_T else "-.", lw=1,
+                    label=f"√m max‖ΔU_i‖/ρ_u, ασ₁={z[lab]:g}, T={T}")
+    ax.axhline(1.0, color="k", lw=0.8)
+    label_axes(ax, xlabel="iteration s", ylabel="constraint usage (<= 1)", ylim=(0, 1.1), legend=6,
+               title="P8(a): per-neuron constraints along projected GD")
+    for (lab, T), traj in trajs.items():
+        ax_loss.semilogy(np.arange(len(traj.loss)), traj.loss / traj.loss[0], color=colors[lab],
+                         alpha=0.35 + 0.65 * args.lengths.index(T) / max(1, len(args.lengths) - 1), lw=1,
+                         label=f"ασ₁={z[lab]:g}, T={T}")
+    label_axes(ax_loss, xlabel="iteration s", ylabel="R_S(Θ(s)) / R_S(Θ(0))", legend=None,
+               title="projected GD loss curves (seed 0)")
+    ax_loss.legend(fontsize=6, ncol=2)
+    return {"memory_cutoff.png": memory, "projected_gd.png": fig}
+
+
+def transport_figure(args, g, h):
+    """Draw transport_samples.png, seed 003's transport argument (Prop. 5, Theorem 1): R_S(Θ̄) of the transported point
+    against the width m with 1/m (003-P6); the flow's average loss (1/t)∫R over its bound
+    R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t) (003-P14); projected GD's best training loss and its test loss against the sample size
+    n (003-P10).
+
+    Args:
+        args: the study's options (``m``, ``p10_tau``).
+        g: part G's results (``widths``, ``R_bar``, ``flow_seed0``).
+        h: part H's results (``sizes``, ``best``, ``test``).
+
+    Returns:
+        The matplotlib figure.
+    """
+    from gflow.plot import figure_grid, label_axes
+
+    fig, axes = figure_grid(1, 3, panel=(16 / 3, 4.5))
+    ax = axes[0]
+    widths = np.asarray(g["widths"], dtype=float)
+    for per_m in g["R_bar"]:
+        ax.loglog(widths, per_m, "o-", color="C0", alpha=0.3, lw=1)
+    med = np.median(g["R_bar"], axis=0)
+    ax.loglog(widths, med, "k-", lw=2, label=f"median of {len(g['R_bar'])} seeds")
+    ax.loglog(widths, med[0] * widths[0] / widths, "k:", label="∝ 1/m")
+    label_axes(ax, xlabel="width m", ylabel="R_S(Θ̄)", title="P6: transported point, no training")
+    ax = axes[1]
+    ax.semilogx(g["flow_seed0"]["t"], g["flow_seed0"]["ratio"], color="C0",
+                label="(1/t)∫R / (R(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t))")
+    ax.axhline(1.0, color="k", lw=0.8)
+    label_axes(ax, xlabel="flow time t", ylabel="average loss / bound (<= 1)",
+               title=f"P14: gradient flow, m = {args.m} (seed 0)")
+    ax = axes[2]
+    sizes = np.asarray(h["sizes"], dtype=float)
+    for name, color in (("best", "C0"), ("test", "C3")):
+        for row in h[name]:
+            ax.loglog(sizes, row, "-", color=color, alpha=0.25, lw=1)
+        ax.loglog(sizes, np.median(h[name], axis=0), "o-", color=color, lw=2,
+                  label="min_s R_S (training)" if name == "best" else "test loss at that iterate")
+    label_axes(ax, xlabel="training sequences n", ylabel="loss",
+               title=f"P10: projected GD, m = {args.m}, τ = {args.p10_tau}")
+    return fig

@@ -1,8 +1,8 @@
 """Seed 001's problem (Cohen-Karlik, Ben David, Cohen, Globerson): a linear RNN student trained on a memoryless
 teacher h_0 = w*, h_j = 0 (j ≥ 1). Its starts (symmetric class, Fig. 4's, residual), the Cayley–Hamilton bound of
 Thm 4.1's proof, the cyclic shift of Prop. 5.1, the balance gap that the conserved Q predicts, the MIMO teacher of
-App. C, Lemma 3.1's Monte-Carlo rates, and the batched flows and per-run measurements that studies/memoryless.py
-decides its checks on.
+App. C, Lemma 3.1's Monte-Carlo rates, the batched flows and per-run measurements that studies/memoryless.py
+decides its checks on, and its figures (:func:`figures`).
 
 Functions that take ``args`` read the study's options from it (``d``, ``k``, ``horizon``, ``seeds``,
 ``fig4_eps``)."""
@@ -342,3 +342,145 @@ def fig4_rows(runs):
                    "Q_relative_drift_tight": an.relative_drift(runs["tight"][n].diagnostics["Q"],
                                                                runs["tight"][n].diagnostics["Q_scale"])}
     return rows
+
+
+def figures(args, part_a_rows, sym_runs, sym_rows, gen_runs, qs, curves) -> dict:
+    """The study's three figures (:func:`figure_theorem_4_1`, :func:`figure_slackness`,
+    :func:`figure_lemma63_residual_fig4`).
+
+    Args:
+        args: the study's options.
+        part_a_rows: part A's rows by run name (``k``, ``tail``).
+        sym_runs: the symmetric-start trajectories by name (``k{k}_sigma{σ}_s{seed}``).
+        sym_rows: their summary rows (``final_loss``).
+        gen_runs: the general-start trajectories by name (``residual_s0``, ``fig4_{reading}_eps{ε}_s0``).
+        qs: the test lengths q of Lemma 6.3's curves.
+        curves: L_q of Lemma 6.3's family by δ.
+
+    Returns:
+        {file name: matplotlib figure}.
+    """
+    return {"theorem_4_1.png": figure_theorem_4_1(args, part_a_rows),
+            "complementary_slackness.png": figure_slackness(args, sym_runs, sym_rows),
+            "lemma63_residual_fig4.png": figure_lemma63_residual_fig4(args, gen_runs, qs, curves)}
+
+
+def figure_theorem_4_1(args, part_a_rows):
+    """Draw theorem_4_1.png (seed 001 Theorem 4.1, Prop. 5.1): the tail error max_{k<=j<H} |h_j| of Xavier starts
+    trained to L ≈ 0 against k (k > d forces extrapolation), and the impulse response of the cyclic shift, which has
+    L_k = 0 at k = d but h_{md} = w*.
+
+    Args:
+        args: the study's options (``horizon``, ``d41``, ``w``, ``extrapolation_threshold``).
+        part_a_rows: part A's rows by run name (``k``, ``tail``).
+
+    Returns:
+        The matplotlib figure.
+    """
+    from gflow.plot import figure_grid, label_axes
+
+    H, d = args.horizon, args.d41
+    fig, (ax, ax_shift) = figure_grid(1, 2)
+    labelled = set()
+    for name, r in part_a_rows.items():
+        if name.startswith("xavier"):
+            above = r["k"] > d
+            label = None if above in labelled else ("Xavier start, k > d" if above else "Xavier start, k <= d")
+            labelled.add(above)
+            ax.semilogy(r["k"], max(r["tail"], 1e-17), "o", color="C0" if above else "C3", alpha=0.7, label=label)
+    r = part_a_rows["shift_k_d+1"]
+    ax.semilogy(r["k"], max(r["tail"], 1e-17), "k*", ms=12, label="from the cyclic shift")
+    ax.axvline(d + 0.5, color="gray", ls="--", label=f"k = d = {d}")
+    ax.axhline(args.extrapolation_threshold, color="gray", ls=":", label="threshold")
+    label_axes(ax, xlabel="training length k", ylabel=f"tail error max_(k<=j<{H}) |h_j|",
+               title="Thm 4.1: k > d forces extrapolation (Xavier starts, L ≈ 0)")
+    ax_shift.stem(np.arange(4 * d), np.asarray(cyclic_shift(d, args.w).impulse_response(H))[:4 * d], basefmt=" ")
+    ax_shift.axvspan(-0.5, d - 0.5, color="gray", alpha=0.15, label=f"training window k = d = {d}")
+    label_axes(ax_shift, xlabel="lag j", ylabel="h_j", title="Prop. 5.1: the cyclic shift has L_k = 0 but h_(md) = w*")
+    return fig
+
+
+def figure_slackness(args, sym_runs, sym_rows):
+    """Draw complementary_slackness.png (seed 001 Fig. 3, Theorem 6.1): |λ_i| and |c̃_i| per eigen-mode at the end of
+    symmetric flows, the residual max_i |λ_i c̃_i| against the loss with its bound L^{1/4}, and impulse responses at
+    k = 2 (mixed-sign eigenvalues cancel, no extrapolation) against k >= 3.
+
+    Args:
+        args: the study's options (``horizon``, ``sigmas``, ``k``, ``d``).
+        sym_runs: the symmetric-start trajectories by name (``k{k}_sigma{σ}_s{seed}``).
+        sym_rows: their summary rows (``final_loss``).
+
+    Returns:
+        The matplotlib figure.
+    """
+    from gflow.plot import figure_grid, label_axes
+
+    H, n = args.horizon, max(2, len(args.sigmas))
+    fig, axes = figure_grid(2, n, panel=(5.5, 4.5))
+    for ax, sig in zip(axes[0], args.sigmas):
+        modes = an.slackness_modes(sym_runs[f"k{args.k}_sigma{sig:g}_s0"].final)
+        idx = np.arange(args.d)
+        ax.bar(idx - 0.2, np.maximum(np.abs(np.asarray(modes.eigenvalues)), 1e-18), width=0.4, label="|λ_i|")
+        ax.bar(idx + 0.2, np.maximum(np.abs(np.asarray(modes.readout_projection)), 1e-18), width=0.4,
+               label="|c̃_i| = |(C U)_i|")
+        label_axes(ax, yscale="log", xlabel="eigen-mode i (ascending λ)",
+                   title=f"seed 001 Fig. 3 analog: k={args.k}, σ={sig:g}, "
+                         f"L={sym_rows[f'k{args.k}_sigma{sig:g}_s0']['final_loss']:.0e}")
+    ax = axes[1, 0]
+    for name, t in sym_runs.items():
+        if name.startswith(f"k{args.k}_"):
+            ax.loglog(t.loss, t.diagnostics["readout_residual"], lw=1, alpha=0.8, label=name)
+    Ls = np.geomspace(1e-18, 10, 50)
+    ax.loglog(Ls, an.slackness_bound(Ls), "k--", label="bound L^(1/4)")
+    ax.invert_xaxis()
+    label_axes(ax, xlabel="loss L (decreasing →)", ylabel="max_i |λ_i c̃_i|", legend=6,
+               title="Complementary-slackness residual vs bound")
+    ax = axes[1, 1]
+    for name, t in sym_runs.items():
+        if name.endswith("_s0") and ("sigma0.3" in name or name.startswith("k2_")):
+            ax.semilogy(np.arange(H), np.maximum(np.abs(np.asarray(t.final.impulse_response(H))), 1e-20), label=name)
+    label_axes(ax, xlabel="lag j", ylabel="|h_j|", legend=7,
+               title="k = 2 fails (mixed-sign eigenvalues cancel), k >= 3 extrapolates")
+    for extra in axes[1, 2:]:
+        extra.axis("off")
+    return fig
+
+
+def figure_lemma63_residual_fig4(args, gen_runs, qs, curves):
+    """Draw lemma63_residual_fig4.png: L_q of Lemma 6.3's family A = diag(0, λ), C = (√w*, δ) against the test length
+    q (seed 001 Lemma 6.3), the eigenvalue paths of A from the residual init A_0 = I, and seed 001 Fig. 4's weight
+    dynamics (‖A − Aᵀ‖, ‖B − Cᵀ‖, ‖A‖ and the drift of Q) from A_0 = I + εG and εG.
+
+    Args:
+        args: the study's options (``k``, ``lemma63_lambda``, ``fig4_eps``).
+        gen_runs: the general-start trajectories by name (``residual_s0``, ``fig4_{reading}_eps{ε}_s0``).
+        qs: the test lengths q of Lemma 6.3's curves.
+        curves: L_q by δ.
+
+    Returns:
+        The matplotlib figure.
+    """
+    from gflow.plot import figure_grid, label_axes, plot_diagnostic, plot_loss
+
+    fig, axes = figure_grid(2, 2)
+    ax = axes[0, 0]
+    for delta, lq in curves.items():
+        ax.semilogy(qs, lq, label=f"δ = {delta:g}")
+    ax.axvline(args.k, color="gray", ls=":", label=f"training length k = {args.k}")
+    label_axes(ax, xlabel="test length q", ylabel="L_q",
+               title=f"Lemma 6.3: A = diag(0, {args.lemma63_lambda:g}), C = (√w*, δ)")
+    ax = axes[0, 1]
+    t = gen_runs["residual_s0"]
+    ax.semilogx(t.ts[1:], np.real(an.eigenvalue_paths(t)[1:]), color="C0", lw=1)
+    label_axes(ax, xlabel="t", ylabel="eigenvalues of A", legend=None,
+               title="Residual init A_0 = I: one eigenvalue 1 → 0, the rest stay 1")
+    label_axes(plot_loss(t, ax.twinx(), color="k"), xlabel="", ylabel="loss (right)", title="", legend=None)
+    eps = min(args.fig4_eps)
+    for ax, reading in zip(axes[1], ("identity", "iid")):
+        t = gen_runs[f"fig4_{reading}_eps{eps:g}_s0"]
+        for entry, label in enumerate(("‖A − Aᵀ‖", "‖B − Cᵀ‖", "‖A‖")):  # the first three of norms()
+            plot_diagnostic(t, "norms", ax, log_y=True, entry=entry, label=label, color=f"C{entry}")
+        ax.loglog(t.ts[1:], np.maximum(an.drift_series(t.diagnostics["Q"])[1:], 1e-18), "C3:", label="‖Q(t) − Q(0)‖")
+        label_axes(ax, xlabel="t", ylabel="",
+                   title=f"seed 001 Fig. 4 analog, A_0 = {'I + εG' if reading == 'identity' else 'εG'}, ε = {eps:g}")
+    return fig

@@ -1,7 +1,8 @@
 """The nonlinear RNNs of seeds 002, 003 and 004 at random initialization: Thm 4.5's decoder of seed 002, the
 hidden-state norms, non-collinearity, backward rows and stability lemmas of seed 004 (Lemma B.1, C.1, D.1, App. E,
 F), and the empirical NTK of seed 003 against its limit (Prop. 2); every measurement a pure function of the
-initialization and a few input sequences, vmapped over seeds (studies/random_init.py decides the checks).
+initialization and a few input sequences, vmapped over seeds (studies/random_init.py decides the checks), and the
+study's figure (:func:`figure`).
 
 Functions that take ``args`` read the study's options from it (widths, lengths, seeds, sequences, ε_x, …)."""
 
@@ -441,3 +442,111 @@ def perturbation_norm_error(m: int) -> float:
     sv = jnp.linalg.svd(spectral_perturbation(jax.random.key(8), m, PERTURBATION_DELTA), compute_uv=False)
     target = PERTURBATION_DELTA / math.sqrt(m)
     return float(jnp.max(jnp.abs(sv - target)) / target)
+
+
+def figure(args, results, norm_band, backward_rate, product_power):
+    """Draw random_init.png: medians over seeds against the width m of the random-initialization claims of seeds
+    002, 003 and 004 — the Thm 4.5 decoder's error and the least-squares reading of past tokens (002-P1, P2; seed 002
+    Fig. 4), the kernel's distance to its limit κ (003-P7), the hidden-norm ratio and band (004-P8, Lemma B.1), the
+    null-sequence non-collinearity (004-P11) and the backward correlations (004-P9, Lemma C.1); its last row is
+    :func:`stability_panels`.
+
+    Args:
+        args: the study's options (``widths``, ``lengths``, ``eps_x``, ``eps_xs``, ``seeds``).
+        results: the study's results (``002``, ``003``, ``004``, ``004_stability``).
+        norm_band: Lemma B.1's band [0.9, 2] of ‖h_l‖ (its ratio 2/0.9 is 004-P8's threshold).
+        backward_rate: 004-P4's exponent in m (the study's threshold), drawn as a guide.
+        product_power: 004-P7's power in the gap (the study's threshold), drawn as a guide.
+
+    Returns:
+        The matplotlib figure (3 × 4 panels).
+    """
+    from gflow.plot import figure_grid
+
+    fig, axes = figure_grid(3, 4, panel=(5.25, 14 / 3))
+    ms = np.asarray(args.widths, float)
+    r2, r4, r3 = results["002"], results["004"], results["003"]
+    main = r2["median_over_seeds"][f"{args.eps_x:g}"]
+    for i, L in enumerate(args.lengths):
+        c = f"C{i}"
+        axes[0, 0].plot(ms, main["p1"][:, i], "o-", color=c, label=f"L = {L}")
+        axes[0, 1].plot(ms, main["p2"][:, i], "o-", color=c, label=f"L = {L}")
+        axes[0, 2].plot(ms, main["naive"][:, i], "s--", color=c, label=f"naive, L = {L}")
+        axes[1, 0].plot(ms, r4["norm_ratio_median"][:, i], "o-", color=c, label=f"L = {L}")
+        axes[1, 0].axhline(r4["infinite_width_ratio"][i], color=c, lw=0.8, ls=":")
+        axes[1, 1].plot(ms, r4["noncollinearity_median"][:, i], "o-", color=c, label=f"L = {L}")
+    for e, marker in zip(args.eps_xs[1:], "x+*dv^"):
+        t = r2["median_over_seeds"][f"{e:g}"]
+        axes[0, 1].plot(ms, t["p2"][:, -1], marker + ":", color="gray", label=f"ε_x = {e:g}, L = {args.lengths[-1]}")
+        axes[0, 0].plot(ms, t["p1"][:, -1], marker + ":", color="gray", label=f"ε_x = {e:g}, L = {args.lengths[-1]}")
+    axes[0, 2].plot(ms, main["p1"][:, -1], "o-", color="k", label=f"Thm 4.5 decoder, L = {args.lengths[-1]}")
+    axes[1, 0].axhline(norm_band[1] / norm_band[0], color="r", lw=1, label="2/0.9 (Lemma B.1)")
+    axes[1, 2].plot(ms, r4["corr_different_median"], "o-", label="different lengths (Lemma C.1)")
+    axes[1, 2].plot(ms, r4["corr_same_length_median"], "s--", label="equal lengths (not covered)")
+    axes[1, 2].plot(ms, r4["corr_different_median"][0] * (ms / ms[0]) ** -0.25, ":", color="gray", label="m^(−1/4)")
+    nm = np.asarray(r3["widths"], float)
+    for s in range(r3["deviation"].shape[0]):
+        axes[0, 3].plot(nm, r3["deviation"][s], ".", color="C3", alpha=0.3)
+    axes[0, 3].plot(nm, r3["deviation_median"], "o-", color="C3", label="median over seeds")
+    axes[0, 3].plot(nm, r3["deviation_median"][0] * (nm / nm[0]) ** -0.5, ":", color="gray", label="m^(−1/2)")
+    axes[1, 3].plot(ms, r4["norm_min"][:, -1], "v-", label=f"min ‖h_l‖, L = {args.lengths[-1]}")
+    axes[1, 3].plot(ms, r4["norm_max"][:, -1], "^-", label=f"max ‖h_l‖, L = {args.lengths[-1]}")
+    for b in norm_band:
+        axes[1, 3].axhline(b, color="r", lw=0.8, ls=":")
+    titles = [["002-P1: ‖X − W̄ᵀh^(L)‖_∞ (Thm 4.5; seed 002 Fig. 4)", "002-P2: least-squares, past tokens (relative)",
+               "002-P1: naive 2[W W̄, A] vs Thm 4.5", "003-P7: ‖K^(m) − κ‖_F / ‖κ‖_F"],
+              ["004-P8: max_l‖h_l‖ / min_l‖h_l‖ (ε_x = 1/L; dotted: m → ∞)", "004-P11: min ‖(I − ĥĥᵀ)h'‖ (null seq.)",
+               f"004-P9: mean |cos| of uᵀBack rows (L = {args.lengths[-1]})",
+               "004-P8: extreme ‖h_l‖ over seeds, sequences, l (band [0.9, 2])"]]
+    for (i, j), ax in np.ndenumerate(axes[:2]):
+        ax.set_xscale("log", base=2)
+        ax.set(yscale="linear" if (i, j) == (1, 3) else "log", xlabel="width m")
+        ax.set_title(titles[i][j], fontsize=9)
+        ax.legend(fontsize=7)
+    stability_panels(args, results["004_stability"], axes[2], backward_rate, product_power)
+    return fig
+
+
+def stability_panels(args, r, axes, backward_rate, product_power):
+    """Draw the last row of :func:`figure`, the stability claims of seed 004 (medians over seeds): the backward
+    ratio ‖Back'‖/‖Back‖ under a spectral perturbation against m (004-P4), the norms of products D W ⋯ D W against
+    the gap (004-P7), the hidden-state drop against ε_x (004-P10), and the shift of the hidden states when N rows of
+    [W, A] are re-drawn (004-P15).
+
+    Args:
+        args: the study's options (``widths``, ``lengths``).
+        r: the results of part D (``004_stability``).
+        axes: the row's four axes.
+        backward_rate: 004-P4's exponent in m, drawn as a guide.
+        product_power: 004-P7's power in the gap, drawn as a guide.
+    """
+    ms = np.asarray(args.widths, float)
+    axes[0].plot(ms, r["back_ratio_max_median"], "o-", label="max over (i, j)")
+    axes[0].plot(ms, r["back_ratio_median_median"], "s--", label="median over (i, j)")
+    axes[0].plot(ms, r["back_ratio_max_median"][0] * (ms / ms[0]) ** backward_rate, ":", color="gray",
+                 label="m^(−1/6)")
+    gaps = np.asarray(r["gaps"], float)
+    axes[1].plot(gaps, r["product_norm_median"], "o-", label=f"‖D W ⋯ D W‖₂, m = {r['product_width']}")
+    axes[1].plot(gaps, r["w_norm_power_median"], "s--", color="C3", label="‖W‖₂^(j−i)")
+    axes[1].plot(gaps, r["product_norm_median"][0] * gaps**product_power, ":", color="gray", label="(j − i)³")
+    drop = r["drop_median"][-1]  # (n_L, E + 1) at the largest m; the last ε_x is 1/L
+    for i, L in enumerate(args.lengths):
+        eps = np.asarray(r["drop_eps_x"][i])
+        order = np.argsort(eps)
+        axes[2].plot(eps[order], drop[i, order], "o-", color=f"C{i}", label=f"L = {L}")
+    axes[2].plot(eps[order], drop[-1, order][0] * eps[order] / eps[order][0], ":", color="gray", label="∝ ε_x")
+    for i, m in enumerate(args.widths):
+        share = np.asarray(r["rerandomized_counts"][m], float) / m
+        axes[3].plot(share, r["rerandomized_shift_median"][i], "o-", color=f"C{i}", label=f"m = {m}")
+    axes[3].plot(share, r["rerandomized_shift_median"][-1][0] * np.sqrt(share / share[0]), ":", color="gray",
+                 label="√(N/m)")
+    for ax, title, xlabel in zip(axes, (
+            f"004-P4: ‖Back'‖/‖Back‖, ‖W'‖₂ = {PERTURBATION_DELTA:g}/√m (L = {args.lengths[-1]})",
+            f"004-P7: spectral norms of products (L = {r['product_length']})",
+            f"004-P10: max_i ‖h_i(x) − h_i(x^(0))‖ (m = {args.widths[-1]})",
+            f"004-P15: max_l ‖h̃_l − h_l‖, N rows of [W, A] re-drawn (L = {args.lengths[-1]})"),
+            ("width m", "gap j − i", "ε_x", "N/m")):
+        ax.set_xscale("log", base=2)
+        ax.set(yscale="log", xlabel=xlabel)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)

@@ -50,7 +50,8 @@ def iid_split(seed: int, language: str, length: int, n_train: int, n_test: int, 
         seed: the seed of numpy's generator.
         language: "d_l1", "parity" or "contains" (:data:`gflow.objectives.LANGUAGES`).
         length: the string length L.
-        n_train, n_test: the set sizes, even.
+        n_train: the training set's size, even.
+        n_test: the test set's size, even.
         pattern: the substring of "contains".
 
     Returns:
@@ -79,7 +80,12 @@ def held_out_split(seed: int, language: str, length: int, n_train: int, n_test: 
     distribution is not the training distribution.
 
     Args:
-        seed, language, length, n_train, n_test, pattern: as :func:`iid_split`.
+        seed: as :func:`iid_split`.
+        language: as :func:`iid_split`.
+        length: as :func:`iid_split`.
+        n_train: as :func:`iid_split`.
+        n_test: as :func:`iid_split`.
+        pattern: as :func:`iid_split`.
         held_out: the share of a small class's strings kept for the test set.
 
     Returns:

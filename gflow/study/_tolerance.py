@@ -47,7 +47,8 @@ def rtol_option(p: argparse.ArgumentParser, default=DEFAULT_RTOL, *, what: str =
 
     Args:
         p: the study's parser (a :class:`StudyParser` runs the check).
-        default: a number or a :class:`QuickFull` (default :data:`gflow.flow.DEFAULT_RTOL`).
+        default: a number, ``None`` (the study's parts each use their own rtol, which the study checks; a given
+            ``--rtol`` is checked here) or a :class:`QuickFull` of these (default :data:`gflow.flow.DEFAULT_RTOL`).
         what: the help text.
         repeat: the study also solves at rtol/100: the parser refuses an rtol whose repeat falls outside
             :data:`gflow.flow.RTOL_RANGE`, naming the user's own number.
@@ -73,6 +74,8 @@ def check_rtol_flags(args, flags) -> None:
     low, high = RTOL_RANGE
     for flag, repeat in flags:
         value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is None:  # rtol_option(default=None): each part of the study uses its own rtol
+            continue
         if not isinstance(value, (int, float)) or not np.isfinite(value):
             raise GflowInputError(f"{flag} must be a number in [{low:g}, {high:g}), got {value}")
         if not low <= value < high:
