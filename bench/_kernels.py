@@ -90,8 +90,8 @@ def hlo_counts(text: str) -> dict:
     return {"program": _summary(total), "step": _summary(step)}
 
 
-def batched_solve_counts(losses, models0, t1, *, rtol, atol=None, save_at=8) -> dict:
+def batched_solve_counts(losses, models0, t1, *, rtol, atol=None, save_at=8, solver="auto") -> dict:
     """:func:`hlo_counts` of the program :func:`gflow.solve_flows` compiles for this batch (no progress meter)."""
-    lowered = gflow.flow.lower_flows(losses, models0, t1, rtol=rtol, atol=atol, save_at=save_at)
+    lowered = gflow.flow.lower_flows(losses, models0, t1, rtol=rtol, atol=atol, save_at=save_at, solver=solver)
     size = gflow.stacking.bucket_size(gflow.stacking.batch_length(losses) if gflow.stacking.is_stacked(losses) else len(losses))
     return hlo_counts(lowered.compile().as_text()) | {"batch": size, "backend": jax.default_backend()}

@@ -43,6 +43,15 @@ of S flows and one-by-one runs on a sweep of R1-size flows whose step counts dif
 1e-1 … 1e-8, stopped at L ≤ 1e-2; bench/_refill.py), warm, in one process:
 wall, flows/s, ratios, step counts and agreement (bit-identical rows counted, not required).
 
+--versus replaces the baselines by one side-by-side run (bench/_versus.py): gflow's default call against scipy odeint
+(LSODA), solve_ivp BDF and Radau, and diffrax Kvaerno5 on Slutzky et al.'s diagonal-SSM flow (baseline design) at
+d = 10, 100, 1000, on R1 and on --versus-flows R1-size flows (gflow: one solve_flows call; the baselines one flow after
+another); each baseline at the loosest tolerance of a ladder (rtol 1e-6 … 1e-12) at least as accurate as gflow, and at
+its defaults, capped at --versus-cap s; warm wall, first call in a fresh process (from a filled persistent cache),
+steps and evaluations, final-parameter error against a Rodas5P rtol 1e-12 reference, ratios to gflow, and the table
+as markdown. --quick (a smoke run): d = 10, 100, R1 and 2 flows without a reference, cap 2 s, references at rtol
+1e-10, Kvaerno5 and the fresh-process probes (gflow and odeint) on d = 10 only.
+
 --ssm replaces the baselines by Slutzky et al.'s diagonal-SSM gradient flow (L = 7, baseline and special designs, d in
 --ssm-dims) against scipy ``odeint`` (LSODA, their integrator) on the same O(d) numpy right-hand side, at its default
 tolerance and at matched ones, with and without the analytic Jacobian, each capped at --ssm-cap s; accuracy of their ext
@@ -79,6 +88,7 @@ import _orders as O
 import _problems as P
 import _refill as RF
 import _ssm as SSM
+import _versus as V
 import gflow
 from _accuracy import add_accuracy, N_IMPULSE, Reference, rel_err
 from gflow import flatten
@@ -509,7 +519,31 @@ def main(argv=None):
                     help="--ssm: state dimensions d (default 10 100 1000 4000; quick: 10 100)")
     ap.add_argument("--ssm-cap", type=float, default=300.0,
                     help="--ssm: wall-clock cap in seconds per scipy run (default 300), reported as '> cap'")
+    ap.add_argument("--versus", action="store_true",
+                    help="instead of the baselines: gflow against scipy odeint (LSODA), solve_ivp BDF and Radau and "
+                         "diffrax Kvaerno5 side by side, at matched accuracy and at their defaults, warm and first call "
+                         "in a fresh process (bench/_versus.py)")
+    ap.add_argument("--versus-problems", nargs="+", default=None, metavar="NAME",
+                    help="--versus: ssm<d> (the SSM flow at width d), R1, batch (default ssm10 ssm100 ssm1000 R1 "
+                         "batch; quick: ssm10 ssm100 R1 batch)")
+    ap.add_argument("--versus-methods", nargs="+", default=None, choices=list(V.BASELINES),
+                    help="--versus: baselines (default all: lsoda bdf radau kvaerno5)")
+    ap.add_argument("--versus-cap", type=float, default=None,
+                    help="--versus: wall-clock cap in seconds per baseline run, a batch's flows together (default "
+                         "120; quick 2), reported as '> cap'")
+    ap.add_argument("--versus-flows", type=int, default=None, help="--versus: flows of the batch (default 64; quick 2)")
+    ap.add_argument("--versus-ref-flows", type=int, default=None,
+                    help="--versus: batch flows with a reference, over which errors are measured (default 4; quick 0)")
+    ap.add_argument("--versus-ref-rtol", type=float, default=None,
+                    help="--versus: rtol of the Rodas5P references (default 1e-12; quick 1e-10)")
+    ap.add_argument("--versus-probe-limit", type=float, default=None,
+                    help="--versus: measure the first call in fresh processes for runs whose warm wall is at most "
+                         "this many seconds (default 30; quick 1)")
+    ap.add_argument("--versus-probes", nargs="+", default=None, metavar="NAME",
+                    help="--versus: problems with fresh-process probes (default every one but the batch; quick ssm10)")
     args = ap.parse_args(argv)
+    if args.versus:
+        return V.main(args, log)
     if args.ssm:
         return run_ssm(args)
     if args.refill:

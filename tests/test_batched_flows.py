@@ -196,7 +196,7 @@ def test_kernel_counts_see_the_krylov_loops():
         import json
         import _kernels
         from test_batched_flows import stacked_batch, T1
-        print(json.dumps(_kernels.batched_solve_counts(*stacked_batch(2), T1, rtol=1e-8)["step"]))
+        print(json.dumps(_kernels.batched_solve_counts(*stacked_batch(2), T1, rtol=1e-8, solver="rosenbrock")["step"]))
     """
     import json
 

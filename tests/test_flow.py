@@ -261,7 +261,7 @@ def test_solvers_by_name_instance_and_registry_agree(small_loss, start, complete
     a = gflow.solve_flow(small_loss, start, T1, save_at=N_SAVE, solver="test-dopri5")
     b = gflow.solve_flow(small_loss, start, T1, save_at=N_SAVE, solver=diffrax.Dopri5())
     assert a.config["solver"] == "test-dopri5" and b.config["solver"] == "Dopri5"
-    assert completed.config["solver"] == gflow.flow.default_solver()  # what "auto" resolves to
+    assert completed.config["solver"] == gflow.flow.default_solver(n_params=completed.config["n_params"])  # "auto"
     assert a.status == b.status == "completed"
     np.testing.assert_array_equal(a.params, b.params)  # the registered factory and the instance: same solver
     np.testing.assert_allclose(a.params[-1], completed.params[-1], rtol=1e-5, atol=1e-7)

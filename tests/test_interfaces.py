@@ -85,7 +85,7 @@ def test_a_user_sum_of_squares_gets_the_stiff_solver():
     p0 = Params(jnp.array([0.3, -0.2]))
     fast = gflow.solve_flow(MyLeastSquares(), p0, 20.0, rtol=1e-10, save_at=5, progress=False)
     stock = gflow.solve_flow(MyLeastSquares(), p0, 20.0, rtol=1e-10, save_at=5, solver="kvaerno5", progress=False)
-    assert fast.config["solver"] == "rosenbrock" and fast.status == stock.status == "completed"
+    assert fast.config["solver"] == "rodas5p-dense" and fast.status == stock.status == "completed"  # 2 parameters
     assert fast.stats["linear_solves"] > 0
     np.testing.assert_allclose(fast.params, stock.params, rtol=1e-7, atol=1e-9)
 
@@ -96,9 +96,16 @@ def test_a_loss_that_is_not_a_sum_of_squares_needs_a_stock_solver():
 
     p0 = Params(jnp.array([0.3, -0.2]))
     with pytest.raises(GflowInputError, match="AbstractSumOfSquares"):
-        gflow.solve_flow(quartic, p0, 1.0, progress=False)
+        gflow.solve_flow(quartic, p0, 1.0, solver="rosenbrock", progress=False)
+    wide = Params(jnp.linspace(-0.3, 0.3, gflow.flow.DENSE_MAX_PARAMETERS + 1))
+    with pytest.raises(GflowInputError, match="rodas5p-dense"):  # "auto" above the dense size: the Gauss–Newton solver
+        gflow.solve_flow(quartic, wide, 1.0, progress=False)
     traj = gflow.solve_flow(quartic, p0, 1.0, solver="tsit5", save_at=3, progress=False)
     assert traj.status == "completed" and traj.config["convention"] == "unknown"
+    # at this size "auto" is the dense Rodas5P, which needs only the loss
+    dense = gflow.solve_flow(quartic, p0, 1.0, save_at=3, progress=False)
+    assert dense.config["solver"] == "rodas5p-dense"
+    np.testing.assert_allclose(dense.params, traj.params, rtol=1e-6)
 
 
 @pytest.fixture(scope="module")

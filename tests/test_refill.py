@@ -95,7 +95,7 @@ def test_more_slots_than_flows(flows, lock_step):
 @pytest.mark.slow
 def test_refill_stops_flows_as_lock_step_does(flows):
     # some flows reach L <= 1e-10 (stopped), the slow ones run out of steps, flow 2 ends at L ≈ 2e-6 (completed)
-    kwargs = dict(stop_loss=1e-10, max_steps=3000)
+    kwargs = dict(stop_loss=1e-10, max_steps=3000, solver="rosenbrock")  # ROS34PW2 runs some out of steps
     a, b = solve(*flows, **kwargs), solve(*flows, slots=SLOTS, **kwargs)
     assert a.statuses == b.statuses and {"stopped_at_loss", "max_steps", "completed"} <= set(b.statuses)
     stopped = np.flatnonzero(np.array(b.statuses) == "stopped_at_loss")

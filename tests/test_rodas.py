@@ -89,12 +89,23 @@ def test_solve_flow_counts_its_work_and_agrees_with_ros34pw2():
 
 
 def test_auto_takes_rodas5p_only_at_tight_rtol():
-    """solver="auto": ROS34PW2 down to the measured crossover, Rodas5P below it (gflow.flow.AUTO_RODAS_MAX_RTOL)."""
+    """solver="auto" above DENSE_MAX_PARAMETERS parameters: ROS34PW2 down to the measured crossover, Rodas5P below it
+    (gflow.flow.AUTO_RODAS_MAX_RTOL)."""
     crossover = gflow.flow.AUTO_RODAS_MAX_RTOL
-    loose = gflow.solve_flow(CurvedLeastSquares(), P0, 1.0, rtol=crossover * 10, progress=False)
-    tight = gflow.solve_flow(CurvedLeastSquares(), P0, 1.0, rtol=crossover, progress=False)
+    wide = Params(jnp.linspace(0.2, 1.2, gflow.flow.DENSE_MAX_PARAMETERS + 1))
+    loss = _Wide()
+    loose = gflow.solve_flow(loss, wide, 1.0, rtol=crossover * 10, progress=False)
+    tight = gflow.solve_flow(loss, wide, 1.0, rtol=crossover, progress=False)
     assert loose.config["solver"] == "rosenbrock" and tight.config["solver"] == "rodas5p"
     assert gflow.flow.default_solver() == "rosenbrock" and gflow.flow.default_solver(1e-12) == "rodas5p"
+
+
+class _Wide(gflow.objectives.AbstractSumOfSquares):
+    """CurvedLeastSquares' residuals on every neighbouring pair of a longer θ."""
+
+    def residuals(self, p):
+        x, y = p.theta[:-1], p.theta[1:]
+        return jnp.concatenate([x * x - 1.0, x * y - 0.5, jnp.sin(y) - 0.2 * x])
 
 
 if __name__ == "__main__":  # the measured slopes

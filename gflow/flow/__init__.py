@@ -2,6 +2,7 @@
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (docs/design.md, "Integrators")."""
 
 from ..run import log_save_times as log_save_times
+from ._dense_rodas import DenseRodas as DenseRodas
 from ._descent import (
     DescentController as DescentController,
     loss_rounding as loss_rounding,
@@ -14,6 +15,7 @@ from ._gradient_flow_solver import (
 from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,
+    DENSE_MAX_PARAMETERS as DENSE_MAX_PARAMETERS,
     register_solver as register_solver,
     SOLVE_OPTIONS as SOLVE_OPTIONS,
     SolveOptions as SolveOptions,

@@ -25,11 +25,13 @@ class AbstractGradientFlowSolver(diffrax.AbstractAdaptiveSolver):
         linear_solves_per_step: Linear solves per attempted step (``stats["linear_solves"]``).
         counts_hessian_vector_products: Whether its state counts Hessian-vector products over the accepted steps,
             read by :meth:`hessian_vector_products` from the final solver state (then saved by the solve).
+        needs_sum_of_squares: Whether it uses the residuals r of L = ‖r‖² (False: any scalar loss).
     """
 
     evaluations_per_step: AbstractClassVar[int]
     linear_solves_per_step: AbstractClassVar[int]
     counts_hessian_vector_products: ClassVar[bool] = False
+    needs_sum_of_squares: ClassVar[bool] = True
 
     def for_rtol(self, rtol) -> "AbstractGradientFlowSolver":
         """This solver with its inner tolerances set from the solve's ``rtol`` (itself when it has none)."""

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
+from .._compilation_cache import exported_call
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import BATCH_AXIS
 from ._descent import rejected_ascent
@@ -106,7 +107,18 @@ def cacheable(jitted):
     return call
 
 
-integrate = cacheable(eqx.filter_jit(integrate_one))
+_integrate_jit = eqx.filter_jit(integrate_one)
+
+
+def integrate(problem: FlowProblem, loss, model0, atol, diverge, meter) -> IntegratorOutput:
+    """:func:`integrate_one`, compiled (traced under :func:`errors_as_nan`). Without a progress meter, through a
+    program stored on disk (``gflow._compilation_cache.exported_call``), so that a fresh process neither traces nor
+    lowers a solve an earlier one ran; a meter's host callbacks cannot be stored."""
+    args = (problem, loss, model0, atol, diverge, meter)
+    with errors_as_nan():
+        if isinstance(meter, diffrax.NoProgressMeter):
+            return exported_call("gflow.flow.integrate_one", integrate_one, args, _integrate_jit)
+        return _integrate_jit(*args)
 
 
 def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:

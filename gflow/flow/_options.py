@@ -10,12 +10,12 @@ import dataclasses
 from typing import Any, Callable
 
 import diffrax
-import equinox as eqx
 import numpy as np
 
 from .._checks import GflowInputError, positive_float, positive_int
 from ..objectives._abstract_objective import AbstractSumOfSquares
 from ..run import diagnostic_functions, option_names, RunOptions, save_times
+from ._dense_rodas import DenseRodas
 from ._gradient_flow_solver import AbstractGradientFlowSolver
 from ._rodas import RodasGradientFlow
 from ._rosenbrock import GaussNewtonRosenbrock
@@ -37,28 +37,41 @@ SOLVER_REGISTRY: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "rosenbrock": GaussNewtonRosenbrock,
     "rosenbrock-cg": lambda: GaussNewtonRosenbrock(linear_solver="cg"),
     "rodas5p": RodasGradientFlow,
+    "rodas5p-dense": DenseRodas,
 }
 _default = {"name": "rosenbrock"}  # what solver="auto" resolves to; register_solver(..., default=True) changes it
 
 
-# solver="auto" takes the fifth-order Rodas5P at rtol ≤ this, ROS34PW2 above. Measured on R1 (2-core CPU, warm, one
+# solver="auto" takes Rodas5P with the dense exact Jacobian (DenseRodas) for a flow of at most this many parameters,
+# whatever rtol: Slutzky et al.'s d = 10 SSM flow (2-core CPU, warm, bench/run.py --versus) took 629 steps of
+# 12.6 µs against ROS34PW2's 2 615 of 22 µs, and at d = 30 28.8 ms against 66.7 ms; at d = 50 the dense step's
+# factorization (XLA's CPU LU and inverse) cost more than ROS34PW2's whole step.
+DENSE_MAX_PARAMETERS = 31
+
+# Above that size, solver="auto" takes the fifth-order Rodas5P at rtol ≤ this, ROS34PW2 above. Measured on R1 (2-core CPU, warm, one
 # process; bench/run.py --orders): ROS34PW2 / Rodas5P wall = 0.50 at rtol 1e-8, 0.85 at 1e-10,
 # 1.19–1.25 at 1e-12 (Rodas5P takes 4–12× fewer steps, but a step costs ~8–10× as much).
 AUTO_RODAS_MAX_RTOL = 1e-11
 
 
-def default_solver(rtol: float | None = None) -> str:
+def default_solver(rtol: float | None = None, n_params: int | None = None) -> str:
     """The solver ``solver="auto"`` resolves to.
 
     Args:
         rtol: The solve's rtol (None: the default).
+        n_params: The number of trained parameters of a flow (None: not known, taken as large).
 
     Returns:
-        ``"rosenbrock"`` (ROS34PW2, :class:`GaussNewtonRosenbrock`), or ``"rodas5p"`` (:class:`RodasGradientFlow`) at
-        rtol ≤ ``AUTO_RODAS_MAX_RTOL``; a registered solver made the default replaces both.
+        ``"rodas5p-dense"`` (:class:`DenseRodas`) for at most ``DENSE_MAX_PARAMETERS`` parameters; else
+        ``"rosenbrock"`` (ROS34PW2, :class:`GaussNewtonRosenbrock`), or ``"rodas5p"`` (:class:`RodasGradientFlow`)
+        at rtol ≤ ``AUTO_RODAS_MAX_RTOL``. A registered solver made the default replaces all three.
     """
     name = _default["name"]
-    if name == "rosenbrock" and rtol is not None and rtol <= AUTO_RODAS_MAX_RTOL:
+    if name != "rosenbrock":
+        return name
+    if n_params is not None and n_params <= DENSE_MAX_PARAMETERS:
+        return "rodas5p-dense"
+    if rtol is not None and rtol <= AUTO_RODAS_MAX_RTOL:
         return "rodas5p"
     return name
 
@@ -76,11 +89,11 @@ def register_solver(name: str, factory: Callable[[], diffrax.AbstractSolver], *,
         _default["name"] = name
 
 
-def make_solver(solver, rtol: float | None = None) -> tuple[diffrax.AbstractSolver, str]:
+def make_solver(solver, rtol: float | None = None, n_params: int | None = None) -> tuple[diffrax.AbstractSolver, str]:
     if isinstance(solver, diffrax.AbstractSolver):
         return solver, type(solver).__name__
     if solver in (None, "auto"):
-        solver = default_solver(rtol)
+        solver = default_solver(rtol, n_params)
     if not isinstance(solver, str) or solver.lower() not in SOLVER_REGISTRY:
         raise GflowInputError(f"`solver` must be a diffrax solver or one of {sorted(SOLVER_REGISTRY)} or 'auto', "
                               f"got {solver!r}")
@@ -118,9 +131,11 @@ SOLVE_OPTIONS = option_names(SolveOptions)
 :func:`gflow.solve_flows` and a flow sweep accept."""
 
 
-class FlowSetup(eqx.Module):
+@dataclasses.dataclass(frozen=True)
+class FlowSetup:
     """A solve's options, checked (:func:`flow_setup`): what :func:`gflow.solve_flow` and :func:`gflow.solve_flows`
-    share before the flows' own values (θ0, atol, divergence limits) are known."""
+    share before the flows' own values (θ0, atol, divergence limits) are known. Host-side only (a plain dataclass:
+    an equinox module's attribute access costs µs, and a solve reads these hundreds of times)."""
 
     t0: float
     t1: float
@@ -138,13 +153,14 @@ class FlowSetup(eqx.Module):
     controller: Any = None  # a user's diffrax step-size controller; None: PIDController(rtol, atol)
 
 
-def flow_setup(t1, options: SolveOptions, progress) -> FlowSetup:
+def flow_setup(t1, options: SolveOptions, progress, n_params: int | None = None) -> FlowSetup:
     """Check a solve's options (rtol here, once, before anything uses it).
 
     Args:
         t1: The end time.
         options: The solve's options.
         progress: ``"auto"``, True or False.
+        n_params: The flows' number of parameters, which ``solver="auto"`` reads (None: not known).
 
     Returns:
         The checked setup.
@@ -155,7 +171,7 @@ def flow_setup(t1, options: SolveOptions, progress) -> FlowSetup:
         raise GflowInputError(f"`t1` ({t1}) must be larger than `t0` ({t0})")
     controller, rtol = user_controller(options.stepsize_controller, options.rtol, options.atol)
     atol = None if options.atol is None else positive_float("atol", options.atol)
-    solver_obj, solver_name = make_solver(options.solver, rtol)
+    solver_obj, solver_name = make_solver(options.solver, rtol, n_params)
     stop_loss = options.stop_loss
     return FlowSetup(t0=t0, t1=t1, ts=save_times(options.save_at, t0, t1), rtol=rtol, atol=atol, controller=controller,
                   stop_loss=None if stop_loss is None else positive_float("stop_loss", stop_loss),
@@ -168,8 +184,10 @@ def flow_setup(t1, options: SolveOptions, progress) -> FlowSetup:
 
 def check_solver_fits(setup: FlowSetup, loss) -> None:
     """gflow's Rosenbrock solver factors the Gauss–Newton matrix of L = ‖r‖²: it needs a sum of squares."""
-    if isinstance(setup.solver, AbstractGradientFlowSolver) and not isinstance(loss, AbstractSumOfSquares):
+    if (isinstance(setup.solver, AbstractGradientFlowSolver) and setup.solver.needs_sum_of_squares
+            and not isinstance(loss, AbstractSumOfSquares)):
         raise GflowInputError(
             f"solver {setup.solver_name!r} needs a sum-of-squares loss (gflow.objectives.AbstractSumOfSquares: "
-            f"implement `residuals(model)` with L = ‖r‖²), got {type(loss).__name__}; any other loss runs with a "
-            "stock diffrax solver, e.g. solver='kvaerno5' (stiff) or 'tsit5'")
+            f"implement `residuals(model)` with L = ‖r‖²), got {type(loss).__name__}; any other loss runs with "
+            "solver='rodas5p-dense' (the exact Hessian, dense: up to a few hundred parameters) or a stock diffrax "
+            "solver, e.g. solver='kvaerno5' (stiff) or 'tsit5'")

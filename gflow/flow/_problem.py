@@ -8,15 +8,15 @@ from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ._options import FlowSetup
 
 
-def f64(x) -> jax.Array:
-    """``x`` as a float64 JAX array: traced by the compiled solve, so a new value does not recompile."""
-    return jnp.asarray(x, dtype=jnp.float64)
+def f64(x) -> np.ndarray:
+    """``x`` as a float64 array, traced by the compiled solve (a new value does not recompile). A numpy array: an
+    eager JAX conversion costs tens of µs, and a solve makes a dozen."""
+    return np.asarray(x, dtype=np.float64)
 
 
 class FlowProblem(eqx.Module):
@@ -116,3 +116,7 @@ class IntegratorOutput(NamedTuple):
             The outputs on the host.
         """
         return jax.tree_util.tree_map(lambda x: np.array(x if rows is None else np.asarray(x)[:rows]), self)
+
+
+# jax.export stores a program's output structure by name (gflow._compilation_cache.exported_call)
+jax.export.register_namedtuple_serialization(IntegratorOutput, serialized_name="gflow.flow.IntegratorOutput")

@@ -1,5 +1,5 @@
 """The progress meter of a flow, on a logarithmic time axis (a discrete run's progress lines:
-:class:`gflow.run.StepProgress`).
+:class:`gflow.run.StepProgress`), and the elapsed-time lines of ``progress="auto"`` (:func:`with_elapsed_lines`).
 
 Gradient flows are integrated to t = 1e6 or 1e7 while most of the work happens early, so a linear percentage
 (diffrax's TextProgressMeter) sits at 0 % for most of the run. :class:`LogTimeProgressMeter` prints t and log-time
@@ -16,6 +16,7 @@ host prints; the solve's numbers are the same with or without it.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import diffrax
@@ -131,3 +132,45 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
     def close(self, state):
         total = _flows(state)
         jax.debug.callback(_print_end, self.t1, eqxi.unvmap_max(state.steps), total)
+
+
+ELAPSED_EVERY_SECONDS = 10.0  # progress="auto": a line this often once the quiet period has passed
+
+
+def with_elapsed_lines(compute, quiet_seconds: float, label: str):
+    """``compute()``, run on a worker thread while this one prints the wall time elapsed, once ``quiet_seconds``
+    have passed and then every ``ELAPSED_EVERY_SECONDS`` (short solves stay silent).
+
+    This is ``progress="auto"``: a program with the log-time meter calls back into Python at every step, and JAX's
+    persistent compilation cache refuses programs with host callbacks, so every fresh process would compile the
+    solve anew (11–16 s for the README's flow on a 2-core CPU). Without the meter the default solve is compiled once
+    per machine; ``progress=True`` still shows t and log-time. Ctrl-C stops the wait; the compiled call itself runs
+    to its end in the background (XLA cannot be interrupted), and its result is dropped.
+
+    Args:
+        compute: The solve, including waiting for its result (``jax.block_until_ready``).
+        quiet_seconds: Wall time before the first line.
+        label: What the lines name.
+
+    Returns:
+        What ``compute()`` returns (its exception is raised here).
+    """
+    result: dict = {}
+
+    def work():
+        try:
+            result["value"] = compute()
+        except BaseException as error:  # noqa: BLE001  (handed to the waiting thread, which raises it)
+            result["error"] = error
+
+    start = time.perf_counter()
+    worker = threading.Thread(target=work, name="gflow-solve", daemon=True)
+    worker.start()
+    worker.join(timeout=quiet_seconds)
+    while worker.is_alive():
+        print(f"  [{label} +{time.perf_counter() - start:6.1f}s] running (compiling or integrating; progress=True "
+              "prints t and log-time)", flush=True)
+        worker.join(timeout=ELAPSED_EVERY_SECONDS)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]

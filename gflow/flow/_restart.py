@@ -64,6 +64,8 @@ def continue_past_underflow(out: IntegratorOutput, problem: FlowProblem, losses,
     """
     out = out.on_host()
     restarts = np.zeros(out.ts.shape[0], dtype=np.int64)
+    if not out.underflow.any():  # the common case: nothing to continue (no restart problem to build)
+        return out._replace(time_restarts=restarts)
     stuck = np.zeros(out.ts.shape[0], dtype=bool)  # a restart that took no step: not tried again
     local_problem = problem.with_times((f64(0.0), problem.t1, problem.ts, problem.rtol, problem.stop_loss))
     for _ in range(MAX_TIME_RESTARTS):

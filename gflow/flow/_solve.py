@@ -34,7 +34,6 @@ from ..stacking import (
     mesh_over,
     pad_to,
     place,
-    repeat,
     stack,
     take,
 )
@@ -42,7 +41,7 @@ from ._assembly import build_flow_batch
 from ._integrate import errors_as_nan, integrate, integrate_batch, integrate_batch_jit
 from ._options import check_solver_fits, flow_setup, FlowSetup, SolveOptions
 from ._problem import f64, flow_problem, FlowProblem
-from ._progress import LogTimeProgressMeter
+from ._progress import LogTimeProgressMeter, with_elapsed_lines
 from ._refill import integrate_refilling, progress_printer
 from ._restart import continue_past_underflow
 from ._step_control import flow_atols, resolves_loss
@@ -63,10 +62,18 @@ def _atols(setup: FlowSetup, thetas: np.ndarray) -> np.ndarray:
 
 
 def _meter(setup: FlowSetup, sharded: bool = False):
-    if setup.progress is False or sharded:  # host callbacks stay out of per-device programs
+    """The log-time meter of ``progress=True``; none otherwise ("auto" prints elapsed time from the host instead:
+    :func:`_reported`), and none in per-device programs (host callbacks stay out of them)."""
+    if setup.progress is not True or sharded:
         return diffrax.NoProgressMeter()
-    quiet = QUIET_SECONDS if setup.progress == "auto" else 0.0
-    return LogTimeProgressMeter(f64(setup.t0), f64(setup.t1), f64(quiet))
+    return LogTimeProgressMeter(f64(setup.t0), f64(setup.t1), f64(0.0))
+
+
+def _reported(setup: FlowSetup, compute, label: str):
+    """``compute()``, with elapsed-time lines under ``progress="auto"`` (:func:`with_elapsed_lines`)."""
+    if setup.progress == "auto":
+        return with_elapsed_lines(compute, QUIET_SECONDS, label)
+    return compute()
 
 
 def _with_error_control(config, resolve_loss: bool) -> dict:
@@ -109,8 +116,9 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
             evaluated anyway), else at the saved times.
         diagnostics: name → function(model) (or a list of functions), evaluated at every saved time.
         max_steps: The most steps the flow takes.
-        progress: Print t and log-time progress during the solve: ``"auto"`` once it has run for 5 s of wall time,
-            True from the start, False never.
+        progress: ``"auto"``: print the wall time elapsed once the solve has run for 5 s (the compiled solve then
+            has no host callback, so JAX's persistent cache keeps it across processes); True: print t and log-time
+            progress from the start (the program is compiled anew in every process); False: print nothing.
         config: Entries added to the trajectory's ``config`` (winning over gflow's).
         stepsize_controller: Any adaptive diffrax step-size controller instead of rtol/atol (then give neither).
         error_control: ``"auto"`` measures the local error in residual space too for a sum of squares, so that L is
@@ -125,20 +133,28 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
         GflowInputError: An argument is malformed, or the start has non-finite parameters or loss.
     """
     theta0, loss0 = check_model_and_loss(loss, model0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress)
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0))
     check_solver_fits(setup, loss)
     thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
     diverge, atol = diverge_limits(setup.diverge_factor, thetas, losses0), _atols(setup, thetas)
     problem = flow_problem(setup, resolves_loss(setup.error_control, loss))
     start = time.perf_counter()
-    out = integrate(problem, loss, model0, f64(atol[0]), f64(diverge[0]), _meter(setup))
-    out = jax.tree_util.tree_map(lambda o: np.asarray(o)[None], jax.block_until_ready(out))
-    losses, models = repeat(loss, 1), repeat(model0, 1)
+    meter = _meter(setup)
+    out = _reported(setup, lambda: jax.block_until_ready(integrate(problem, loss, model0, f64(atol[0]),
+                                                                   f64(diverge[0]), meter)), "flow")
+    out = jax.tree_util.tree_map(lambda o: np.asarray(o)[None], out)
+    losses, models = _one_row(loss), _one_row(model0)
     out = continue_past_underflow(out, problem, losses, models, thetas, setup, diverge, atol)
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models, thetas, diverge, atol, out, wall,
                             batch_diagnostics(setup.functions, models, out.ys),
                             _with_error_control(config, problem.resolve_loss))[0]
+
+
+def _one_row(module):
+    """A module as a stacked batch of one, its arrays on the host (an eager JAX broadcast per leaf costs tens of µs,
+    and the batch's assembly reads them on the host anyway)."""
+    return jax.tree_util.tree_map(lambda x: np.asarray(x)[None] if eqx.is_array(x) else x, module)
 
 
 def _as_batch(losses, models0):
@@ -234,7 +250,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     """
     losses, models0, n = _as_batch(losses, models0)
     thetas, losses0 = validate_batch(losses, models0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress)
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1])
     check_solver_fits(setup, losses)
     diverge, atols = diverge_limits(setup.diverge_factor, thetas, losses0), _atols(setup, thetas)
     devices = local_devices(devices)
@@ -251,9 +267,10 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
     start = time.perf_counter()
-    out = integrate_batch(problem, losses_p, models_p, diverge_p, atol_p, _meter(setup, sharded=mesh is not None),
-                          mesh)
-    out = continue_past_underflow(jax.block_until_ready(out).on_host(n), problem, losses, models0, thetas, setup,
+    meter = _meter(setup, sharded=mesh is not None)
+    out = _reported(setup, lambda: jax.block_until_ready(integrate_batch(problem, losses_p, models_p, diverge_p, atol_p,
+                                                                         meter, mesh)), "flows")
+    out = continue_past_underflow(out.on_host(n), problem, losses, models0, thetas, setup,
                                   diverge, atols, program=size // (1 if mesh is None else len(mesh.devices.flat)))
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
@@ -293,11 +310,12 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
         A ``jax.stages.Lowered`` whose ``.compile().as_text()`` is the optimized HLO (the bench counts its kernels).
     """
     losses, models0, n = _as_batch(losses, models0)
-    setup = flow_setup(t1, SolveOptions(rtol=rtol, atol=atol, solver=solver, save_at=save_at,
-                                        error_control=error_control), progress=False)
     size = bucket_size(n)
     losses, models0 = pad_to(losses, size), pad_to(models0, size)
-    diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, flat_parameters(models0))
+    thetas = flat_parameters(models0)
+    setup = flow_setup(t1, SolveOptions(rtol=rtol, atol=atol, solver=solver, save_at=save_at,
+                                        error_control=error_control), progress=False, n_params=thetas.shape[1])
+    diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, thetas)
     problem = flow_problem(setup, resolves_loss(setup.error_control, take(losses, 0)))  # no stop_loss: watches no L
     with errors_as_nan():
         return integrate_batch_jit.lower(problem, losses, models0, f64(diverge), f64(atols), _meter(setup),

@@ -31,6 +31,31 @@ def flatten(model) -> tuple[jax.Array, eqx.Module, Callable]:
     return jnp.asarray(theta), static, unravel
 
 
+def host_unravel(model) -> Callable:
+    """The ``unravel`` of :func:`flatten` for ``model``'s structure, without tracing or eager JAX ops: a flat vector
+    (numpy or JAX) is split on the host and each piece put on the device once (a result's ``final`` model costs
+    a few µs instead of an eager split per leaf).
+
+    Args:
+        model: Any equinox module (or pytree) of the structure θ belongs to.
+
+    Returns:
+        θ ↦ the tree of the model's inexact arrays; θ of shape (..., n) gives arrays with those leading axes.
+    """
+    params = eqx.filter(model, eqx.is_inexact_array)
+    leaves, treedef = jax.tree_util.tree_flatten(params)
+    shapes = [(np.shape(leaf), np.result_type(leaf)) for leaf in leaves]
+    ends = np.cumsum([int(np.prod(shape)) for shape, _ in shapes])
+
+    def unravel(theta):
+        theta = np.asarray(theta)
+        pieces = np.split(theta, ends[:-1], axis=-1) if shapes else []
+        return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(piece.reshape(theta.shape[:-1] + shape), dtype=dtype)
+                                                      for piece, (shape, dtype) in zip(pieces, shapes)])
+
+    return unravel
+
+
 def unflatten(theta, static, unravel: Callable):
     """The model with parameters θ: the inverse of [`flatten`][gflow.models.flatten].
 

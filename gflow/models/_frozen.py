@@ -39,12 +39,16 @@ class Frozen(eqx.Module):
         Raises:
             GflowInputError: A dtype that cannot be stored bit for bit.
         """
-        value = jnp.asarray(value)
+        # on the host when ``value`` is not traced: the same bits, without compiling two small programs
+        xp = jnp if isinstance(value, jax.core.Tracer) else np
+        value = xp.asarray(value)
         if not jnp.issubdtype(value.dtype, jnp.floating):
             value = value.astype(jnp.result_type(float))
         if value.dtype.itemsize not in _INTEGER_OF:
             raise GflowInputError(f"`value` of dtype {value.dtype} cannot be frozen")
-        self.bits = jax.lax.bitcast_convert_type(value, _INTEGER_OF[value.dtype.itemsize])
+        integer = _INTEGER_OF[value.dtype.itemsize]
+        self.bits = (jax.lax.bitcast_convert_type(value, integer) if xp is jnp
+                     else jnp.asarray(np.array(value, order="C").view(integer)))
 
     @property
     def value(self) -> jax.Array:

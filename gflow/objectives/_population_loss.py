@@ -123,16 +123,20 @@ class PopulationLoss(AbstractSumOfSquares):
         self.convention = one_of("convention", convention, CONVENTIONS)
         if not callable(getattr(teacher, "impulse_response", None)):
             raise GflowInputError(f"`teacher` must have an impulse_response(n) method, got {type(teacher).__name__}")
-        target = jnp.asarray(teacher.impulse_response(self.n_lags), dtype=jnp.float64)
-        j = jnp.arange(self.n_lags, dtype=jnp.float64)
-        k = jnp.asarray(k, dtype=jnp.float64)
+        target = teacher.impulse_response(self.n_lags)
+        # on the host when nothing is traced: the same float64 values, without compiling five small programs
+        xp = jnp if is_traced(k, target, lag_weights) else np
+        target = xp.asarray(target, dtype=np.float64)
+        j = xp.arange(self.n_lags, dtype=np.float64)
+        k = xp.asarray(k, dtype=np.float64)
         inside = j < k
-        self.target = jax.lax.stop_gradient(jnp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0))
+        target = xp.where(inside.reshape((-1,) + (1,) * (target.ndim - 1)), target, 0.0)
         if custom:
             w = lag_weights
         else:
-            w = jnp.ones(self.n_lags) if weighting == "uniform" else k - j
-        self.weights = jnp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
+            w = xp.ones(self.n_lags) if weighting == "uniform" else k - j
+        weights = xp.where(inside, w, 0.0) * (0.5 if convention == "half" else 1.0)
+        self.target, self.weights = jax.lax.stop_gradient(jnp.asarray(target)), jnp.asarray(weights)
 
     @classmethod
     def at_lags(cls, teacher, lag_weights: dict, convention: str = "L") -> "PopulationLoss":

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models._flatten import flatten
+from ..models._flatten import host_unravel
 from ..stacking import take
 from ._trajectory import STATUSES, Trajectory
 
@@ -99,12 +99,12 @@ class FlowBatch(Sequence):
     def final(self):
         """The final models, stacked (leading batch axis)."""
         static = eqx.partition(self._models0, eqx.is_inexact_array)[1]  # stacked, e.g. each flow's Frozen layers
-        return eqx.combine(jax.vmap(self._unravel)(jnp.asarray(self.final_params)), static)
+        return eqx.combine(self._unravel(self.final_params), static)
 
     @functools.cached_property
     def _unravel(self):
         """Flat parameter vector → the model's trained arrays (the same for every flow: it depends on shapes)."""
-        return flatten(take(self._models0, 0))[2]
+        return host_unravel(take(self._host_models0, 0))
 
     @functools.cached_property
     def _host_models0(self):
@@ -124,6 +124,6 @@ class FlowBatch(Sequence):
         return Trajectory(ts=self.ts[i][keep], loss=self.loss[i][keep],
                           diagnostics={k: v[i][keep] for k, v in self.diagnostics.items()},
                           params=self.params[i][keep],
-                          final=eqx.combine(self._unravel(jnp.asarray(self.final_params[i])), static),
+                          final=eqx.combine(self._unravel(self.final_params[i]), static),
                           stats=dict(self._stats[i]), status=STATUSES[int(self.status_codes[i])],
                           message=self._messages[i], config=dict(self._configs[i]))

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 import equinox as eqx
-import jax.numpy as jnp
 import numpy as np
 
 from .._checks import GflowInputError
@@ -29,9 +28,10 @@ def check_callable_loss(loss, name: str = "loss") -> None:
 
 
 @eqx.filter_jit
-def _loss_value(loss, model):
-    """L(model), compiled once per loss and model structure (eager evaluation recompiles scans every call)."""
-    return loss(model)
+def _start_values(loss, model):
+    """(θ, L(model)) in one compiled call per loss and model structure (eager evaluation recompiles scans every
+    call, and a run's fixed cost is a few such calls)."""
+    return flatten(model)[0], loss(model)
 
 
 def check_model_and_loss(loss, model0, name: str = "model0"):
@@ -51,10 +51,10 @@ def check_model_and_loss(loss, model0, name: str = "model0"):
     check_callable_loss(loss)
     if not isinstance(model0, eqx.Module):
         raise GflowInputError(f"`{name}` must be an equinox module (e.g. gflow.LinearRNN), got {type(model0).__name__}")
-    theta0, _, _ = flatten(model0)
-    if not bool(jnp.all(jnp.isfinite(theta0))):
+    theta0, loss0 = _start_values(loss, model0)
+    if not np.all(np.isfinite(theta0)):
         raise GflowInputError(f"`{name}` has non-finite parameters")
-    loss0 = float(_loss_value(loss, model0))
+    loss0 = float(loss0)
     if not np.isfinite(loss0):
         raise GflowInputError(f"the loss at `{name}` is not finite ({loss0})")
     return theta0, loss0
