@@ -185,9 +185,9 @@ def _treedef(t) -> Any:
     return (_named(kind), _encode(aux), *(_treedef(c) for c in t.children()))
 
 
-def _source_hash() -> str:
-    """SHA-256 over the relative path and bytes of every ``.py`` file of gflow (the algorithm of
-    :func:`gflow.results.source_hash`, which this base module may not import)."""
+def package_source_hash() -> str:
+    """SHA-256 (hex) over the relative path and bytes of every ``.py`` file of gflow, in sorted order: what
+    :func:`gflow.results.source_hash` records in provenance, and part of every stored program's key."""
     package = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
     files = sorted(os.path.relpath(os.path.join(base, f), package) for base, _, names in os.walk(package)
@@ -212,7 +212,7 @@ def _environment() -> tuple:
             versions.append((name, None))
     # gflow's own switches, read when a module is imported or a program traced (GFLOW_KRYLOV picks the Krylov schedule)
     switches = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GFLOW_")))
-    return (FORMAT, _source_hash(), tuple(versions), sys.version_info[:3], jax.default_backend(),
+    return (FORMAT, package_source_hash(), tuple(versions), sys.version_info[:3], jax.default_backend(),
             tuple(sorted({d.device_kind for d in jax.local_devices()})), switches)
 
 

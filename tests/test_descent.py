@@ -307,6 +307,7 @@ FUSED_SOLVERS = {"rosenbrock": gflow.flow.GaussNewtonRosenbrock(), "rodas5p": gf
                  "rosenbrock-cg": gflow.flow.GaussNewtonRosenbrock(linear_solver="cg")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FUSED_SOLVERS))
 def test_fused_guard_takes_the_steps_of_the_reevaluating_guard(name):
     """The solver that hands the guard r(θ_{n+1}) and J e (``fuse_guard``, as gflow's solves run it) and the one that
@@ -344,6 +345,7 @@ class _Ascent(gflow.flow.GradientFlowTerm):
         return r, -f
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["rosenbrock", "rodas5p"])
 def test_fused_guard_still_rejects_a_planted_ascent(name):
     """Negative control: along dθ/dt = +∇L every step of a solver raises L. Through the fused path the guard still

@@ -18,7 +18,8 @@ controller (gflow's PIDController) and adds, for every attempted step θ_n → �
    (``stats["rejected_ascent"]``).
 2. **Loss-resolving error control** (``resolve_loss=True``, the default for sums of squares L = ‖r‖²): the local
    error e of θ is also measured where the loss lives, in residual space, Je with J = ∂r/∂θ at θ_{n+1} (one
-   forward-mode pass, which also yields r(θ_{n+1}) for the guard):
+   forward-mode pass, which also yields r(θ_{n+1}) for the guard; gflow's own solvers pass J e with the J they hold
+   instead, below):
 
        err_r = ‖J e‖ / (rtol_L · ‖r(θ_{n+1})‖ + ‖ρ‖),   err = max(err_θ, err_r),   rtol_L = rtol^LOSS_RTOL_POWER,
 
@@ -31,6 +32,24 @@ controller (gflow's PIDController) and adds, for every attempted step θ_n → �
    ``LOSS_RTOL_POWER`` = 1/2 is ours: L to rtol itself (power 1) took 6.1× the steps on R1 at rtol 1e-8 (30 757
    against 5 020) to resolve digits of L no study reads, while 1/2 (L to ~1e-4 relative per step at rtol 1e-8) took
    5 025. ``resolve_loss=False`` (``error_control="parameters"``) keeps the θ-only control of gflow ≤ 0.1.
+
+**The guard fused into gflow's solvers.** Evaluated apart, the guard costs a pass through r (and its
+forward-mode tangent) at every attempted θ_{n+1}: R1 1.17× and R3 1.31× the wall time of the engine before it. But
+gflow's own solvers (:class:`gflow.flow.GaussNewtonRosenbrock`, :class:`gflow.flow.RodasGradientFlow`) evaluate the
+field at θ_{n+1} anyway, for the next step's first stage (FSAL), and that pass computes r(θ_{n+1}) on its way
+(``jax.value_and_grad`` with r as auxiliary output: :meth:`gflow.flow.GradientFlowTerm.residuals_and_vf`); and they
+hold J for their linear systems. With ``fuse_guard`` (:meth:`gflow.flow.GaussNewtonRosenbrock.with_fused_guard`;
+gflow's solves set it when ``FUSE_GUARD`` in their step control is on, off for now: measured ahead on R1, behind on
+R3 on a loaded 2-core CPU) they return, in place of e alone, e with J e and r(θ_{n+1}) packed in one vector (:func:`pack_step_error`),
+and the guard judges the step by those without evaluating anything: L(θ_{n+1}) = ‖r(θ_{n+1})‖² and ε(θ_{n+1}) as
+above, bit for bit the same formulas. The one difference: the residual-space error is then measured with the J the
+step holds, J(θ_n) (or J at its last refresh when the solver lags J), not J(θ_{n+1}); J e is an error-sized
+quantity and J moves by O(h) across a step, so err_r changes by a relative O(h), well inside the factor the step
+size controller works with (a W-method tolerates a lagged J in its stages for the same reason). The descent test
+itself is unchanged: L(θ_{n+1}) is computed from the true r(θ_{n+1}). Measured: with the θ-only control the same
+accepted and rejected steps, bit for bit; with the residual control the same step counts on R1 (5 018) and R3 at
+t1 = 1e4 (4 238), and at most one step more or fewer where L sits at its rounding floor (L ≈ 1e-32). Stock diffrax
+solvers return e alone, and the guard evaluates r(θ_{n+1}) itself, as before.
 
 **Rounding bound ε(θ).** ρ_i = ``ROUNDING_DEPTH`` · u · s_i bounds |fl(r_i) − r_i|, u the unit roundoff, s_i the
 magnitude of the numbers that cancel in r_i: |r_i| + 2|label_i| for a loss that declares its labels
@@ -70,7 +89,9 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
 
     It wraps ``controller`` with the descent guard and, when ``resolve_loss``, the residual-space error control of
     the gradient flow ``term`` (module docstring); every step lands on each of ``step_ts`` it would cross. Its state
-    ends with the number of steps rejected for an ascent, read by :func:`rejected_ascent`.
+    ends with the number of steps rejected for an ascent, read by :func:`rejected_ascent`. A step error longer than
+    θ is a gflow solver's fused one (:func:`pack_step_error`: e, J e, r(θ_{n+1})), which the guard judges the step
+    by instead of evaluating r at θ_{n+1} itself (module docstring, "The guard fused into gflow's solvers").
 
     Attributes:
         controller: The adaptive diffrax controller it wraps.
@@ -116,11 +137,20 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
         inner, reference, loss0, rounding0, ascents = controller_state
+        fused = jnp.shape(y_error) != jnp.shape(y1_candidate)  # a gflow solver's error with the guard's evaluation
+        if fused:
+            y_error, jacobian_error, residuals1 = unpack_step_error(y_error, y1_candidate.size)
         finite_y = jnp.all(jnp.isfinite(y1_candidate)) & jnp.all(jnp.isfinite(y_error))
         y1 = jnp.where(finite_y, y1_candidate, y0)  # keep the loss evaluation finite; the step is rejected anyway
         error = jnp.where(finite_y, y_error, 0.0)
-        loss1, rounding1, residual_error = _loss_and_rounding(
-            self.term, y1, reference, error if self.resolve_loss else None, self.controller.rtol ** LOSS_RTOL_POWER)
+        loss_rtol = self.controller.rtol ** LOSS_RTOL_POWER
+        if fused:
+            loss1, rounding1, residual_error = _rounding_of_residuals(
+                jnp.where(finite_y, residuals1, 0.0), reference,
+                jnp.where(finite_y, jacobian_error, 0.0) if self.resolve_loss else None, loss_rtol)
+        else:
+            loss1, rounding1, residual_error = _loss_and_rounding(
+                self.term, y1, reference, error if self.resolve_loss else None, loss_rtol)
         ascent = finite_y & (loss1 > loss0 + rounding0 + rounding1)
         bad = ~finite_y | ~jnp.isfinite(loss1) | ascent
         if residual_error is not None:
@@ -169,17 +199,47 @@ def _loss_and_rounding(term, y, reference, tangent=None, loss_rtol=None):
         r, jt = term.residuals(y), None
     else:
         r, jt = jax.jvp(term.residuals, (y,), (tangent,))
+    value, rounding, residual_error = _rounding_of_residuals(r, reference, jt, loss_rtol)
+    if not term.loss_is_norm_of_residuals:  # a loss whose __call__ is not ‖r‖² (e.g. ‖r‖² − c)
+        value = term.loss_value(y)
+        rounding = rounding + ROUNDING_DEPTH * _U * jnp.abs(value)
+    return value, rounding, residual_error
+
+
+def _rounding_of_residuals(r, reference, jt=None, loss_rtol=None):
+    """(‖r‖², ε, None) from the residuals r, or with ``jt`` = J e (and ``loss_rtol``) the scaled residual-space error
+    in place of None (module docstring)."""
     scale = jnp.abs(r) + reference
     rho = ROUNDING_DEPTH * _U * scale
     value = jnp.sum(r * r)
     rounding = jnp.sum(2.0 * jnp.abs(r) * rho + rho * rho) + r.size * _U * value
-    if not term.loss_is_norm_of_residuals:  # a loss whose __call__ is not ‖r‖² (e.g. ‖r‖² − c)
-        value = term.loss_value(y)
-        rounding = rounding + ROUNDING_DEPTH * _U * jnp.abs(value)
     if jt is None:
         return value, rounding, None
     floor = loss_rtol * optx.rms_norm(r) + optx.rms_norm(rho)
     return value, rounding, optx.rms_norm(jt) / jnp.maximum(floor, jnp.finfo(floor.dtype).tiny)
+
+
+def pack_step_error(error, jacobian_error, residuals1) -> jax.Array:
+    """A step's error as a gflow solver returns it to :class:`DescentController`: the local error e of θ (n), then
+    J e (m) and the residuals r(θ_{n+1}) (m) that the step computed anyway, in one flat vector (n + 2m), so that the
+    guard need not evaluate r again at θ_{n+1}. One array, not a module: diffrax's loop (and gflow's refilling
+    loop) map its NaNs to inf, and a NaN or inf in any part rejects the step.
+
+    Args:
+        error: e, the step's local error estimate of θ.
+        jacobian_error: J e, J the residual Jacobian the step holds.
+        residuals1: r at the step's end.
+
+    Returns:
+        The packed vector.
+    """
+    return jnp.concatenate([error, jacobian_error, residuals1])
+
+
+def unpack_step_error(packed, n: int):
+    """(e, J e, r(θ_{n+1})) from :func:`pack_step_error`'s vector; ``n`` the length of θ."""
+    m = (packed.shape[-1] - n) // 2
+    return packed[..., :n], packed[..., n:n + m], packed[..., n + m:]
 
 
 def rejected_ascent(controller_state) -> jax.Array:

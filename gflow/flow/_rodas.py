@@ -223,7 +223,7 @@ class RodasGradientFlow(GaussNewtonRosenbrock):
         y1 = y0 + sum(float(bi) * k for bi, k in zip(tab.b, stages) if bi != 0)
         y_error = sum(float(e) * k for e, k in zip(tab.b_tilde, stages) if e != 0)
         y_error = jnp.where(all_converged, y_error, jnp.inf)
-        f1 = terms.vf(t1, y1, args)
+        f1, y_error = self._end_of_step(flow, terms, t1, y1, args, y_error, jac.mv)
         d = jnp.stack([sum(float(hr[i]) * stages[i] for i in range(len(stages))) for hr in tab.H])
         dense_info = dict(y0=y0, y1=y1, d=d)
         return y1, y_error, dense_info, (f1, jac, gram, age, products), diffrax.RESULTS.successful

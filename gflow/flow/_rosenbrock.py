@@ -34,6 +34,7 @@ from diffrax._term import AdjointTerm, WrapTerm  # diffeqsolve's term wrappers (
 
 from .._checks import GflowInputError, one_of
 from ..objectives._residual_jacobian import DenseResidualJacobian
+from ._descent import pack_step_error
 from ._gradient_flow_solver import AbstractGradientFlowSolver
 from ._term import AbstractSumOfSquaresTerm
 
@@ -131,14 +132,14 @@ def _positive_part(gram):
 
 
 def _conjugate_gradient_solve(residuals, y, c, rtol: float, max_steps: int):
-    """b ↦ (I + c JᵀJ)⁻¹ b by conjugate gradients; J is linearized once at y and applied through JVPs and
-    their transposes only, never materialized."""
+    """(b ↦ (I + c JᵀJ)⁻¹ b by conjugate gradients, v ↦ J v); J is linearized once at y and applied through JVPs
+    and their transposes only, never materialized."""
     _, jvp = jax.linearize(residuals, y)
     vjp = jax.linear_transpose(jvp, y)
     op = lx.FunctionLinearOperator(lambda v: v + c * vjp(jvp(v))[0], jax.ShapeDtypeStruct(y.shape, y.dtype),
                                    tags=lx.positive_semidefinite_tag)
     cg = lx.CG(rtol=rtol, atol=rtol * 1e-3, max_steps=max_steps)
-    return lambda b: lx.linear_solve(op, b, cg, throw=False).value
+    return (lambda b: lx.linear_solve(op, b, cg, throw=False).value), jvp
 
 
 class EndpointHermiteInterpolation(diffrax.AbstractLocalInterpolation):
@@ -188,6 +189,12 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
             Gram matrix costs more than the step's gradients; an m = 64 analog of R5 took 171 steps lagged, 172 not).
         lag_min_entries: 2²² by default (above).
         tableau: The method's coefficients (:data:`ROS34PW2`).
+        fuse_guard: Return, with the local error e, what the descent guard judges the step by
+            (:class:`gflow.flow.DescentController`, which unpacks it): the residuals r(y1) from the same forward pass
+            as the FSAL gradient f(y1), and J e with the residual Jacobian J the step holds, at y0 (or at the
+            last refresh when J is lagged; the conjugate gradients' linearization at y0), in place of J(y1) e. The
+            guard then re-evaluates nothing at y1. False (default): e alone, for any step-size controller; gflow's
+            solves set it (:meth:`with_fused_guard`).
     """
 
     linear_solver: str = eqx.field(static=True, default="auto")
@@ -198,6 +205,7 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
     jacobian_every: int | str = eqx.field(static=True, default="auto")
     lag_min_entries: int = eqx.field(static=True, default=2**22)
     tableau: RosenbrockTableau = eqx.field(static=True, default=ROS34PW2)
+    fuse_guard: bool = eqx.field(static=True, default=False)
 
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar = EndpointHermiteInterpolation
@@ -266,8 +274,10 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
             jac, gram = jax.lax.cond(refresh, lambda: self._jacobian(flow, y0), lambda: (jac, gram))
             age = jnp.where(refresh, 1, age + 1)
             solve = _WoodburySolve.build(jac, gram, 2.0 * h * gamma)
+            jacobian_mv = jac.mv
         else:
-            solve = _conjugate_gradient_solve(flow.residuals, y0, 2.0 * h * gamma, self.cg_rtol, self.cg_max_steps)
+            solve, jacobian_mv = _conjugate_gradient_solve(flow.residuals, y0, 2.0 * h * gamma, self.cg_rtol,
+                                                           self.cg_max_steps)
 
         stages = []
         for i in range(len(m_sol)):
@@ -284,9 +294,22 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
 
         y1 = y0 + sum(m_sol[i] * u for i, u in enumerate(stages))
         y_error = sum((m_sol[i] - m_err[i]) * u for i, u in enumerate(stages))
-        f1 = terms.vf(t1, y1, args)
+        f1, y_error = self._end_of_step(flow, terms, t1, y1, args, y_error, jacobian_mv)
         dense_info = dict(y0=y0, y1=y1, k0=h * f0, k1=h * f1)
         return y1, y_error, dense_info, (f1, jac, gram, age), diffrax.RESULTS.successful
+
+    def with_fused_guard(self) -> "GaussNewtonRosenbrock":
+        """This solver with ``fuse_guard`` set (what gflow's solves run: their controller is the descent guard)."""
+        return self if self.fuse_guard else dataclasses.replace(self, fuse_guard=True)
+
+    def _end_of_step(self, flow, terms, t1, y1, args, y_error, jacobian_mv):
+        """(f(y1), the step's error): the error e alone, or where the guard is fused in (``fuse_guard`` and a term
+        whose field and residuals come from one pass), e packed with J e and r(y1) (:func:`pack_step_error`), r(y1)
+        from the pass that computes f(y1) and J e from the J the step holds (``jacobian_mv``)."""
+        if not (self.fuse_guard and flow.fuses_guard):
+            return terms.vf(t1, y1, args), y_error
+        residuals1, f1 = flow.residuals_and_vf(y1)
+        return f1, pack_step_error(y_error, jacobian_mv(y_error), residuals1)
 
     def func(self, terms, t0, y0, args):
         return terms.vf(t0, y0, args)

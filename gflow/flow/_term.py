@@ -33,6 +33,15 @@ class AbstractSumOfSquaresTerm(diffrax.AbstractTerm):
     def residual_jacobian_operator(self, y):
         """J = ∂r/∂θ at θ as an operator on flat vectors."""
 
+    @property
+    def fuses_guard(self) -> bool:
+        """Whether :meth:`residuals_and_vf` gives r and −∇L from one pass (False: a solver evaluates them apart)."""
+        return False
+
+    def residuals_and_vf(self, y):
+        """(r(θ), −∇L(θ)) from one forward and one reverse pass, where :attr:`fuses_guard`."""
+        raise NotImplementedError(f"{type(self).__name__} does not evaluate r and −∇L together")
+
 
 class GradientFlowTerm(AbstractSumOfSquaresTerm):
     """dθ/dt = −∇L(θ) on the flat parameter vector θ of a model.
@@ -56,6 +65,12 @@ class GradientFlowTerm(AbstractSumOfSquaresTerm):
     def loss_is_norm_of_residuals(self) -> bool:
         """Whether L(θ) is ‖r(θ)‖² as computed by AbstractSumOfSquares (a subclass may define its own value)."""
         return self.is_sum_of_squares and type(self.loss).__call__ is AbstractSumOfSquares.__call__
+
+    @property
+    def fuses_guard(self) -> bool:
+        """Whether :meth:`residuals_and_vf` applies: L is ‖r‖² as AbstractSumOfSquares computes it, so one pass
+        through r gives the flow's field and the residuals the descent guard needs at the same point."""
+        return self.loss_is_norm_of_residuals
 
     def model(self, y):
         return unflatten(y, self.static, self.unravel)
@@ -100,6 +115,22 @@ class GradientFlowTerm(AbstractSumOfSquaresTerm):
     def vf(self, t, y, args):
         return _negative_gradient(self, y)
 
+    def residuals_and_vf(self, y):
+        """(r(θ), −∇L(θ)) of L = ‖r‖² from one forward and one reverse pass (``jax.value_and_grad`` with r as its
+        auxiliary output): the field a solver evaluates at a step's end (FSAL) and the residuals the descent guard
+        judges that end by (:class:`gflow.flow.DescentController`), for the price of the field alone.
+
+        Args:
+            y: θ, flat.
+
+        Returns:
+            (r(θ), −∇L(θ)).
+        """
+        if not self.fuses_guard:
+            raise GflowInputError(f"the loss {type(self.loss).__name__} is not ‖r‖² as AbstractSumOfSquares computes "
+                                  "it: its field and residuals are evaluated apart")
+        return _residuals_and_negative_gradient(self, y)
+
     def contr(self, t0, t1, **kwargs):
         return t1 - t0
 
@@ -116,6 +147,18 @@ def _negative_gradient(term: GradientFlowTerm, y):
     which traces its step more than once) traces the gradient once and reuses it: a quarter of R1's first-call
     time was spent tracing the same gradient 22 times."""
     return -jax.grad(term.loss_value)(y)
+
+
+@eqx.filter_jit
+def _residuals_and_negative_gradient(term: GradientFlowTerm, y):
+    """(r(θ), −∇L(θ)) of L = ‖r‖², one forward and one reverse pass; jitted as :func:`_negative_gradient` is."""
+
+    def loss_and_residuals(y):
+        r = term.residuals(y)
+        return jnp.sum(r * r), r
+
+    (_, r), gradient = jax.value_and_grad(loss_and_residuals, has_aux=True)(y)
+    return r, -gradient
 
 
 class _FlatOperator(eqx.Module):

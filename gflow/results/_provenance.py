@@ -16,6 +16,8 @@ import platform
 import subprocess
 import sys
 
+from .._compilation_cache import package_source_hash
+
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -44,15 +46,9 @@ def _package_versions() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def source_hash() -> str:
-    """SHA-256 (hex) over the relative path and bytes of every ``.py`` file of the gflow package, in sorted order."""
-    h = hashlib.sha256()
-    files = sorted(os.path.relpath(os.path.join(base, f), PACKAGE_DIR) for base, _, names in os.walk(PACKAGE_DIR)
-                   for f in names if f.endswith(".py"))
-    for rel in files:
-        h.update(rel.replace(os.sep, "/").encode() + b"\0")
-        with open(os.path.join(PACKAGE_DIR, rel), "rb") as f:
-            h.update(f.read() + b"\0")
-    return h.hexdigest()
+    """SHA-256 (hex) over the relative path and bytes of every ``.py`` file of the gflow package, in sorted order
+    (:func:`gflow._compilation_cache.package_source_hash`, which keys the stored programs too)."""
+    return package_source_hash()
 
 
 def function_hash(fn) -> str | None:
