@@ -22,10 +22,9 @@ import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-import numpy as np
 
 from ._gradient_flow_solver import AbstractGradientFlowSolver
-from ._rodas import RODAS5P, RodasInterpolation, RodasTableau
+from ._rodas import RODAS5P, rodas_combination, rodas_stages, RodasInterpolation, RodasTableau
 
 # Below this many parameters a stage's solve is a product with the explicit inverse (LU-factored, then inverted: one
 # factorization per step, then 8 mat-vecs); from it on, a pair of triangular solves per stage. Measured on a 2-core
@@ -77,25 +76,10 @@ class DenseRodas(AbstractGradientFlowSolver):
         jacobian = self.flow_jacobian(terms, t0, y0, args)
         linear_solve = _stage_solver(jnp.eye(y0.size, dtype=y0.dtype) - (h * gamma) * jacobian)
 
-        A, C, c = np.asarray(tab.A), np.asarray(tab.C), np.asarray(tab.c)
-        stages, fi = [], f0
-        for i in range(len(tab.b)):
-            if i > 0:
-                same = c[i] == c[i - 1] and np.array_equal(A[i, :i - 1], A[i - 1, :i - 1]) and A[i, i - 1] == 0
-                if not same:
-                    yi = y0 + sum(A[i, j] * stages[j] for j in range(i) if A[i, j] != 0.0)
-                    fi = terms.vf(t0 + float(c[i]) * h, yi, args)
-            rhs = h * gamma * fi
-            coupling = [C[i, j] * stages[j] for j in range(i) if C[i, j] != 0.0]
-            if coupling:
-                rhs = rhs + gamma * sum(coupling)
-            stages.append(linear_solve(rhs))
-
-        y1 = y0 + sum(float(bi) * k for bi, k in zip(tab.b, stages) if bi != 0)
-        y_error = sum(float(e) * k for e, k in zip(tab.b_tilde, stages) if e != 0)
+        stages = rodas_stages(tab, y0, f0, t0, h, lambda t, y: terms.vf(t, y, args), linear_solve)
+        y1, y_error, d = rodas_combination(tab, y0, stages)
         y_error = jnp.where(jnp.all(jnp.isfinite(y1)), y_error, jnp.inf)
         f1 = terms.vf(t1, y1, args)
-        d = jnp.stack([sum(float(hr[i]) * stages[i] for i in range(len(stages))) for hr in tab.H])
         return y1, y_error, dict(y0=y0, y1=y1, d=d), f1, diffrax.RESULTS.successful
 
     @staticmethod

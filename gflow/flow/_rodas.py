@@ -93,6 +93,48 @@ RODAS5P = RodasTableau(
 )
 
 
+def rodas_stages(tab: RodasTableau, y0, f0, t0, h, field, solve) -> list:
+    """The stages k_1 … k_s of one step of the Rodas method ``tab`` (transformed form, :class:`RodasTableau`): stage i
+    evaluates ``field(t, y)`` at y0 + Σ_j A_ij k_j (reusing the previous stage's value where the tableau repeats it)
+    and returns ``solve(rhs)``, rhs = hγ f_i + γ Σ_j C_ij k_j, the solve of (I − hγJ) k_i = rhs.
+
+    Args:
+        tab: The method.
+        y0: The step's start.
+        f0: The field there (FSAL).
+        t0: The step's start time.
+        h: The step size.
+        field: (t, y) ↦ f(t, y).
+        solve: rhs ↦ (I − hγJ)⁻¹ rhs, as the solver has it.
+
+    Returns:
+        The stages.
+    """
+    A, C, c = np.asarray(tab.A), np.asarray(tab.C), np.asarray(tab.c)
+    gamma = tab.gamma
+    stages, fi = [], f0
+    for i in range(len(tab.b)):
+        if i > 0:
+            same = c[i] == c[i - 1] and np.array_equal(A[i, :i - 1], A[i - 1, :i - 1]) and A[i, i - 1] == 0
+            if not same:
+                yi = y0 + sum(A[i, j] * stages[j] for j in range(i) if A[i, j] != 0.0)
+                fi = field(t0 + float(c[i]) * h, yi)
+        rhs = h * gamma * fi
+        coupling = [C[i, j] * stages[j] for j in range(i) if C[i, j] != 0.0]
+        if coupling:
+            rhs = rhs + gamma * sum(coupling)
+        stages.append(solve(rhs))
+    return stages
+
+
+def rodas_combination(tab: RodasTableau, y0, stages) -> tuple:
+    """(y₁, error estimate, dense-output coefficients d (3, n)) of a Rodas step from its ``stages``."""
+    y1 = y0 + sum(float(bi) * k for bi, k in zip(tab.b, stages) if bi != 0)
+    y_error = sum(float(e) * k for e, k in zip(tab.b_tilde, stages) if e != 0)
+    d = jnp.stack([sum(float(hr[i]) * stages[i] for i in range(len(stages))) for hr in tab.H])
+    return y1, y_error, d
+
+
 class RodasInterpolation(diffrax.AbstractLocalInterpolation):
     """The dense output of a Rodas method: y(θ) = (1 − θ) y₀ + θ (y₁ + (1 − θ)(d₁ + θ (d₂ + θ d₃)))."""
 
@@ -203,27 +245,17 @@ class RodasGradientFlow(GaussNewtonRosenbrock):
                                                        max_steps=self.linear_max_iterations, kind="lax")
             return k, converged, iterations
 
-        A, C, c = np.asarray(tab.A), np.asarray(tab.C), np.asarray(tab.c)
-        stages, all_converged, fi = [], jnp.array(True), f0
-        for i in range(len(tab.b)):
-            if i > 0:
-                same = c[i] == c[i - 1] and np.array_equal(A[i, :i - 1], A[i - 1, :i - 1]) and A[i, i - 1] == 0
-                if not same:
-                    yi = y0 + sum(A[i, j] * stages[j] for j in range(i) if A[i, j] != 0.0)
-                    fi = terms.vf(t0 + float(c[i]) * h, yi, args)
-            rhs = h * gamma * fi
-            coupling = [C[i, j] * stages[j] for j in range(i) if C[i, j] != 0.0]
-            if coupling:
-                rhs = rhs + gamma * sum(coupling)
-            k, ok, iterations = solve(rhs)
-            stages.append(k)
-            all_converged = all_converged & ok
-            products = products + iterations
+        solves = []  # (converged, iterations) of each stage's solve
 
-        y1 = y0 + sum(float(bi) * k for bi, k in zip(tab.b, stages) if bi != 0)
-        y_error = sum(float(e) * k for e, k in zip(tab.b_tilde, stages) if e != 0)
-        y_error = jnp.where(all_converged, y_error, jnp.inf)
+        def solve_stage(rhs):
+            k, ok, iterations = solve(rhs)
+            solves.append((ok, iterations))
+            return k
+
+        stages = rodas_stages(tab, y0, f0, t0, h, lambda t, y: terms.vf(t, y, args), solve_stage)
+        products = products + sum(iterations for _, iterations in solves)
+        y1, y_error, d = rodas_combination(tab, y0, stages)
+        y_error = jnp.where(jnp.all(jnp.stack([ok for ok, _ in solves])), y_error, jnp.inf)
         f1, y_error = self._end_of_step(flow, terms, t1, y1, args, y_error, jac.mv)
-        d = jnp.stack([sum(float(hr[i]) * stages[i] for i in range(len(stages))) for hr in tab.H])
         dense_info = dict(y0=y0, y1=y1, d=d)
         return y1, y_error, dense_info, (f1, jac, gram, age, products), diffrax.RESULTS.successful
