@@ -210,10 +210,14 @@ def _environment() -> tuple:
             versions.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
             versions.append((name, None))
-    # gflow's own switches, read when a module is imported or a program traced (GFLOW_KRYLOV picks the Krylov schedule)
-    switches = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GFLOW_")))
     return (FORMAT, package_source_hash(), tuple(versions), sys.version_info[:3], jax.default_backend(),
-            tuple(sorted({d.device_kind for d in jax.local_devices()})), switches)
+            tuple(sorted({d.device_kind for d in jax.local_devices()})))
+
+
+def _switches() -> tuple:
+    """gflow's own switches, read when a module is imported or a program traced (GFLOW_KRYLOV picks the Krylov
+    schedule); read at every key, since a process may change them."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GFLOW_")))
 
 
 def _config() -> tuple:
@@ -255,7 +259,7 @@ def program_key(name: str, args: tuple) -> str:
     """
     leaves, treedef = jax.tree_util.tree_flatten(args)
     described = tuple(("array", *_aval(x)) if _is_array(x) else _encode(x) for x in leaves)
-    text = repr((name, _environment(), _config(), _treedef(treedef), described))
+    text = repr((name, _environment(), _switches(), _config(), _treedef(treedef), described))
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -300,7 +300,7 @@ def _guarded_solve(loss, model0, solver, t1, rtol, resolve_loss, term_cls=gflow.
                               saveat=diffrax.SaveAt(t1=True, controller_state=True), max_steps=20_000, throw=False,
                               adjoint=diffrax.ForwardMode())
     return (sol.ys[-1], term.loss_value(sol.ys[-1]), sol.stats["num_steps"], sol.stats["num_rejected_steps"],
-            gflow.flow._descent.rejected_ascent(sol.controller_state), sol.result)
+            gflow.flow.rejected_ascent(sol.controller_state), sol.result)
 
 
 FUSED_SOLVERS = {"rosenbrock": gflow.flow.GaussNewtonRosenbrock(), "rodas5p": gflow.flow.RodasGradientFlow(),
@@ -370,7 +370,7 @@ def test_fused_step_error_judges_a_step_as_the_guard_does_apart():
     decision and next step; and an ascent planted in the candidate is rejected and counted through the fused path."""
     import diffrax
 
-    from gflow.flow._descent import pack_step_error
+    from gflow.flow import pack_step_error
 
     loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 8)
     theta0, static, unravel = gflow.flatten(initializers.gaussian(key(7), 4, scale=0.3))
@@ -385,5 +385,5 @@ def test_fused_step_error_judges_a_step_as_the_guard_does_apart():
         apart = controller.adapt_step_size(0.0, 1e-3, theta0, y1, None, error, 3, state)
         fused = controller.adapt_step_size(0.0, 1e-3, theta0, y1, None, packed, 3, state)
         assert bool(apart[0]) == bool(fused[0]) == (not ascent)
-        assert int(gflow.flow._descent.rejected_ascent(fused[4])) == int(ascent)
+        assert int(gflow.flow.rejected_ascent(fused[4])) == int(ascent)
         np.testing.assert_allclose(float(fused[2]), float(apart[2]), rtol=1e-12)

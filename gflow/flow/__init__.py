@@ -1,12 +1,19 @@
 """Gradient flow dθ/dt = −∇L(θ) as a stiff ODE: :func:`solve_flow` and its batched form :func:`solve_flows`, the
 diffrax term, and gflow's Rosenbrock-W solver for sums of squares (docs/design.md, "Integrators")."""
 
+from .._compilation_cache import (
+    exported_call as exported_call,
+    program_key as program_key,
+    Uncacheable as Uncacheable,
+)
 from ..run import log_save_times as log_save_times
 from ._dense_rodas import DenseRodas as DenseRodas
 from ._descent import (
     DescentController as DescentController,
     loss_rounding as loss_rounding,
     loss_rounding_along as loss_rounding_along,
+    pack_step_error as pack_step_error,
+    rejected_ascent as rejected_ascent,
 )
 from ._gradient_flow_solver import (
     AbstractGradientFlowSolver as AbstractGradientFlowSolver,
