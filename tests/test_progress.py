@@ -54,3 +54,22 @@ def test_a_single_flow_keeps_its_line(flows, capfd):
     assert traj.status == "completed"
     assert re.search(r"\[flow \+\s*[\d.]+s\] t = \S+ / 1\.000e\+03 +\(log-time +[\d.]+%, \d+ steps\)", out)
     assert "flows" not in out
+
+
+def test_auto_prints_elapsed_lines_after_its_quiet_period_and_passes_errors_on(capfd):
+    """progress="auto" waits for the solve on a worker thread: silent for short calls, a line once the quiet period
+    has passed, and the call's own exception raised in the caller (a planted error, the negative control of silence)."""
+    import time
+
+    from gflow.flow import with_elapsed_lines
+
+    assert with_elapsed_lines(lambda: 7, 5.0, "flow") == 7
+    assert capfd.readouterr().out == ""
+    assert with_elapsed_lines(lambda: time.sleep(0.3) or 8, 0.05, "flow") == 8
+    assert "[flow +" in capfd.readouterr().out
+
+    def broken():
+        raise ValueError("planted")
+
+    with pytest.raises(ValueError, match="planted"):
+        with_elapsed_lines(broken, 5.0, "flow")

@@ -30,6 +30,7 @@ from ._options import (
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
 from ._problem import FlowProblem as FlowProblem, IntegratorOutput as IntegratorOutput
+from ._progress import with_elapsed_lines as with_elapsed_lines
 from ._rodas import RODAS5P as RODAS5P, RodasGradientFlow as RodasGradientFlow, RodasTableau as RodasTableau
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,
