@@ -27,11 +27,14 @@ def check_callable_loss(loss, name: str = "loss") -> None:
         raise GflowInputError(f"`{name}` must be callable on a model, got {type(loss).__name__}")
 
 
-@eqx.filter_jit
-def _start_values(loss, model):
-    """(θ, L(model)) in one compiled call per loss and model structure (eager evaluation recompiles scans every
-    call, and a run's fixed cost is a few such calls)."""
+def _theta_and_loss(loss, model):
+    """(θ, L(model)): a run's start as the checks read it."""
     return flatten(model)[0], loss(model)
+
+
+# one compiled call per loss and model structure (eager evaluation recompiles scans every call, and a run's fixed
+# cost is a few such calls)
+_start_values = eqx.filter_jit(_theta_and_loss)
 
 
 def check_model_and_loss(loss, model0, name: str = "model0"):
@@ -63,12 +66,7 @@ def check_model_and_loss(loss, model0, name: str = "model0"):
 @eqx.filter_jit
 def _initial_values(losses, models0):
     """(θ0, L(θ0)) of every flow of a stacked batch, in one compiled call."""
-
-    def one(loss, model):
-        theta, _, _ = flatten(model)
-        return theta, loss(model)
-
-    return eqx.filter_vmap(one)(losses, models0)
+    return eqx.filter_vmap(_theta_and_loss)(losses, models0)
 
 
 def validate_batch(losses, models0) -> tuple[np.ndarray, np.ndarray]:
