@@ -138,6 +138,13 @@ def _teacher_response(teacher, horizon: int) -> np.ndarray:
     return w.reshape(len(w), -1)
 
 
+def _training_lengths(x) -> list[int]:
+    """The training lengths k recorded in a Trajectory's config, or in each flow's of a FlowBatch (none unknown)."""
+    configs = [x.config] if isinstance(x, Trajectory) else list(getattr(x, "_configs", ()))
+    ks = [c.get("k") for c in configs]
+    return [int(k) for k in ks if k] if all(ks) else []
+
+
 def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = None, label: str | None = None,
                           color=None, shade: bool = True, style: str = ".-"):
     """The final model's impulse response h_j = C A^j B against the teacher's w_j (black, dashed).
@@ -147,11 +154,11 @@ def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = Non
             flow) of models with ``impulse_response(n)`` (a [`LinearRNN`][gflow.models.LinearRNN]).
         teacher: A model with ``impulse_response(n)``, or the values w_0, w_1, …; None: no teacher line.
         ax: The matplotlib Axes to draw on; a new figure when None.
-        horizon: The number of lags drawn; default 3k (at least 40) for a trajectory that records its training
-            length k, else 40.
+        horizon: The number of lags drawn; default 3k (at least 40), k the training length recorded in the
+            trajectory's ``config["k"]`` (a FlowBatch: the largest of its flows'), else 40.
         label: The line's name for a Trajectory (default "student").
         color: A colour for every student line.
-        shade: Shade the lags j < k the loss sees (when the trajectory records k).
+        shade: Shade the lags j < k the loss sees (when the trajectory, or every flow of a batch, records one k).
         style: A matplotlib format string for a Trajectory's line (default: dots joined).
 
     Returns:
@@ -160,8 +167,9 @@ def plot_impulse_response(x, teacher=None, ax=None, *, horizon: int | None = Non
     Raises:
         GflowInputError: The models have no ``impulse_response``, or ``horizon`` is not a positive integer.
     """
-    k = x.config.get("k") if isinstance(x, Trajectory) else None
-    horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * k) if k else 40)
+    ks = _training_lengths(x)
+    k = ks[0] if len(set(ks)) == 1 else None  # the shaded lags: one k for every flow
+    horizon = positive_int("horizon", horizon if horizon is not None else max(40, 3 * max(ks)) if ks else 40)
     h = _impulse_responses(x.final, horizon, stacked=isinstance(x, FlowBatch))
     ax = _axes(ax)
     lags = np.arange(horizon)

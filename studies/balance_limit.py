@@ -80,6 +80,9 @@ def parse_args(argv=None):
     if args.d <= 20:
         print(f"warning: --d {args.d} is outside Proposition 9's assumption d > 20", file=sys.stderr)
     p.require_positive(args, "d", "teacher_dim", "k", "seeds", "eps", "horizon", "n_save")
+    if max(args.eps) >= 1:  # τ_ε = ln(1/ε)/(8 w0), and every t1 = --horizon × τ_ε, would be <= 0
+        p.error(f"--eps must lie below 1 (each run ends at t1 = --horizon × τ_ε, τ_ε = ln(1/ε)/(8 w0) > 0 only for "
+                f"ε < 1), got {max(args.eps):g}")
     if len(args.eps) < 2:
         p.error("--eps needs at least two scales")
     if args.sign_seeds is None:

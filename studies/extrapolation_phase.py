@@ -133,6 +133,8 @@ def parse_args(argv=None):
     if args.slots is not None:
         p.require_positive(args, "slots")
     p.require_positive(args, "k_min", "k_step")
+    if args.max_steps is not None:
+        p.require_positive(args, "max_steps")
     if args.k_max < args.k_min:
         p.error(f"--k-max must be >= --k-min, got {args.k_max} < {args.k_min}")
     if args.horizon <= max(args.k_max, 21):

@@ -84,6 +84,8 @@ def parse_args(argv=None):
         p.error(f"--n-save must be >= 2, got {args.n_save}")
     if args.batch > args.n_data:
         p.error("--batch must not exceed --n-data")
+    if not (np.isfinite(args.w_star) and args.w_star != 0):  # w* = 0: a zero teacher, nothing to learn
+        p.error(f"--w-star must be a nonzero number, got {args.w_star:g}")
     return args
 
 

@@ -102,8 +102,10 @@ def parse_args(argv=None):
                        "mimo_n", "extrapolation_threshold")
     if args.mc_draws < 2:
         p.error(f"--mc-draws must be >= 2, got {args.mc_draws}")
-    if args.w <= 0:
-        p.error("--w must be positive (Theorem 6.1 assumes w* > 0; Remark 6.2 flips the sign of B)")
+    if not 0 < args.w < float("inf"):
+        p.error(f"--w must be positive (Theorem 6.1 assumes w* > 0; Remark 6.2 flips the sign of B), got {args.w:g}")
+    if not 1 < args.lemma63_lambda < float("inf"):  # the family's closed form L_q = δ⁴(λ^{2q} − 1)/(λ² − 1)
+        p.error(f"--lemma63-lambda must exceed 1 (Lemma 6.3's λ > 1), got {args.lemma63_lambda:g}")
     if args.k < 3:
         p.error("--k must be >= 3 (Theorem 6.1)")
     if args.d41 < 3 and not args.quick:

@@ -74,7 +74,25 @@ def parse_args(argv=None):
         p.error("--prop3-d must exceed --prop3-k (Proposition 3 needs d > k)")
     if args.students < len(mp.KINDS):
         p.error(f"--students must be >= {len(mp.KINDS)} (one per kind)")
+    check_horizon(p, args)
     return args
+
+
+def check_horizon(p, args) -> None:
+    """Every lag a part reads lies within ``--horizon``: the lengths the parts derive from the user's numbers
+    (Lemma 7's k = 2d̂ + 1 and its student d = k + 4, the general pairs' lag 2d̂ − 1, Prop. 3's tail [k, d)), checked
+    here rather than after the flows of Part 1."""
+    k7 = 2 * args.prop3_teacher_dim + 1
+    if k7 + 4 > args.horizon:
+        p.error(f"--horizon {args.horizon} is too short for --prop3-teacher-dim {args.prop3_teacher_dim}: the Lemma 7 "
+                f"check reads lags up to d = k + 4 = {k7 + 4} (k = 2d̂ + 1 = {k7}); use --horizon >= {k7 + 4}")
+    if args.prop3_d > args.horizon:
+        p.error(f"--horizon {args.horizon} is too short for --prop3-d {args.prop3_d}: Prop. 3's tail [k, d) is read "
+                f"up to lag d; use --horizon >= {args.prop3_d}")
+    if 2 * max(args.general_d_hat) > args.horizon:
+        dh = max(args.general_d_hat)
+        p.error(f"--horizon {args.horizon} is too short for --general-d-hat {dh}: the pair differs at lag 2d̂ − 1 = "
+                f"{2 * dh - 1}; use --horizon >= {2 * dh}")
 
 
 def main(argv=None):

@@ -155,6 +155,27 @@ def test_solve_flow_bad_loss_and_model(small_loss, model):
         gflow.solve_flow(small_loss, nan_model, 1.0)
 
 
+def _broken_diagnostic(m):
+    return float(m.A[0, 0])  # a host conversion: fails once traced, as every diagnostic is
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_broken_diagnostic_fails_before_the_solve(small_loss, model, capfd, batched):
+    """The diagnostic is traced on the start: the integration never starts (its progress meter prints nothing), and
+    the message names the diagnostic and quotes its own error."""
+    run = (lambda **kw: gflow.solve_flows([small_loss] * 2, [model] * 2, 1.0, progress=True, **kw)) if batched else \
+        (lambda **kw: gflow.solve_flow(small_loss, model, 1.0, progress=True, **kw))
+    with pytest.raises(GflowInputError, match=r"(?s)diagnostic 'rho'.*ConcretizationTypeError.*float"):
+        run(diagnostics={"ok": an.balance_ratio, "rho": _broken_diagnostic})
+    with pytest.raises(GflowInputError, match=r"diagnostic '<lambda>'.*AttributeError.*'nope'"):
+        run(diagnostics=[lambda m: m.nope])
+    printed = capfd.readouterr()
+    assert "[flow" not in printed.out + printed.err
+    run(diagnostics={"ok": an.balance_ratio})  # control: working diagnostics reach the solve, whose meter prints
+    printed = capfd.readouterr()
+    assert "[flow" in printed.out + printed.err
+
+
 # ------------------------------------------------------------------------------------------- other modules
 
 

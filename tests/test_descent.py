@@ -177,7 +177,8 @@ def test_a_batch_restarts_its_flows_together_and_each_flow_alone_decides_its_bit
     (one by one before: 4 096 such flows took longer than 290 s on a GPU); a flow's bits do not depend on which other
     flows restart, and agree with its solve_flow to rounding."""
     (l0, m0), (l1, m1), (l2, m2) = _slutzky_length_9(342), _slutzky_length_9(343), _slutzky_length_9(342, special=True)
-    kw = dict(rtol=1e-8, save_at=12, solver="rosenbrock", progress=False)  # the solver that steps at t's resolution
+    # the solver that steps at t's resolution; a given grid (a count's default grid starts at the batch's fastest flow)
+    kw = dict(rtol=1e-8, save_at=gflow.flow.log_save_times(0.0, 1e13, 12), solver="rosenbrock", progress=False)
     both = gflow.solve_flows([l0, l1], [m0, m1], 1e13, **kw)
     one = gflow.solve_flows([l0, l2], [m0, m2], 1e13, **kw)
     assert list(both.time_restarts) == [1, 1] and list(one.time_restarts) == [1, 0]
@@ -252,16 +253,20 @@ def test_error_control_choices():
 
 
 @pytest.mark.slow
-def test_saves_are_step_ends():
-    """A value saved at a time between the solver's natural steps is the end of a step that landed there: the row
-    equals, bit for bit, the final state of the same solve stopped at that time (an interpolant would not)."""
+def test_batch_saves_are_step_ends():
+    """In a batch (solve_flows), a value saved at a time between the solver's natural steps is the end of a step
+    that landed there: the row equals, bit for bit, the final state of the same batch stopped at that time (the
+    dense output that solve_flow saves from would not)."""
     loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 5)
-    model0 = initializers.gaussian(key(1), 3, scale=1e-2)
+    starts = [initializers.gaussian(key(1), 3, scale=1e-2), initializers.gaussian(key(2), 3, scale=1e-2)]
+    models0 = starts
     ts = gflow.flow.log_save_times(0.0, 1e4, 40)
-    traj = gflow.solve_flow(loss, model0, 1e4, save_at=ts, progress=False)
+    batch = gflow.solve_flows([loss, loss], models0, 1e4, save_at=ts, progress=False)
     j = 30
-    stopped = gflow.solve_flow(loss, model0, ts[j], save_at=ts[: j + 1], progress=False)
-    np.testing.assert_array_equal(traj.params[j], np.asarray(gflow.flatten(stopped.final)[0]))
+    stopped = gflow.solve_flows([loss, loss], models0, ts[j], save_at=ts[: j + 1], progress=False)
+    np.testing.assert_array_equal(batch.params[0][j], stopped.final_params[0])
+    one = gflow.solve_flow(loss, starts[0], 1e4, save_at=ts, progress=False)
+    assert not np.array_equal(one.params[j], batch.params[0][j])  # solve_flow saves from the dense output
 
 
 class Stiff(AbstractSumOfSquares):
@@ -387,3 +392,27 @@ def test_fused_step_error_judges_a_step_as_the_guard_does_apart():
         assert bool(apart[0]) == bool(fused[0]) == (not ascent)
         assert int(gflow.flow.rejected_ascent(fused[4])) == int(ascent)
         np.testing.assert_allclose(float(fused[2]), float(apart[2]), rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_flows_whose_dense_output_saves_rise_are_redone_on_steps_each_alone():
+    """With a dense output whose saves rise on the fig3a-type flow (the cubic Hermite interpolant of the engine
+    before the descent guard), every saved loss of a batch still never rises: the flows whose saves rose are solved
+    again with steps onto the save times, and each flow's bits are those it gets in a batch of its own (of the same
+    program size), whatever its neighbour."""
+    import _descent
+
+    gflow.flow.register_solver("ros34pw2-hermite-test", _descent.HermiteRosenbrock)
+    loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 8)
+    starts = [initializers.gaussian(key(1000), 12, scale=1e-5), initializers.gaussian(key(1001), 12, scale=1e-1)]
+    kw = dict(rtol=1e-8, save_at=gflow.flow.log_save_times(0.0, 1e10, 150), solver="ros34pw2-hermite-test",
+              progress=False)
+    before = _descent._run("before the descent guard", loss, starts[0], 1e10, kw["save_at"], 1e-8, 1e-13,
+                           "rosenbrock")[0]
+    assert _descent.flagged_rises(before) > 0  # this dense output does rise on this flow
+    batch = gflow.solve_flows([loss, loss], starts, 1e10, **kw)
+    for i, start in enumerate(starts):
+        assert_never_rises(loss, batch[i], start)
+        alone = gflow.solve_flows([loss], [start], 1e10, program_size=2, **kw)
+        np.testing.assert_array_equal(batch.final_params[i], alone.final_params[0])
+        np.testing.assert_array_equal(batch.loss[i], alone.loss[0])

@@ -161,7 +161,10 @@ def test_stop_loss_stops_the_integration_early(stopped):
     assert traj.ts[-1] < T1
     assert np.all(np.diff(traj.ts) > 0)
     assert traj.loss[-1] <= 1e-2
-    assert np.all(traj.loss[:-1] > 1e-2)  # every save before the stop is above the threshold
+    # the solve stops at the first step end with L ≤ 1e-2; saves inside that last step (dense output) may already be
+    # below it, so the saves above the threshold are a prefix, followed by a short tail below it
+    above = traj.loss > 1e-2
+    assert above[0] and np.all(above[: np.argmin(above)]) and not np.any(above[np.argmin(above):])
     assert traj.status in gflow.results.STATUSES
 
 

@@ -43,6 +43,13 @@ def test_extrapolation_notebook_quick(tmp_path, monkeypatch):
     ns = runpy.run_path(os.path.join(NOTEBOOKS, "extrapolation.py"))
     errors, ks = ns["errors"], ns["ks"]
     assert len(errors) == len(ks) and np.all(np.isfinite(errors))
+    # the text's transition is read off the printed errors: from k_after on every student's tail error is below a
+    # tenth of the zero solution's, at k_before it is not
+    zero, threshold = ns["zero"], ns["EXTRAPOLATES"]
+    i = ks.index(ns["k_after"])
+    assert ns["k_before"] == ks[i - 1] and errors[i - 1] >= threshold * zero[i - 1]
+    assert np.all(errors[i:] < threshold * zero[i:])
+    assert ns["k_before"] >= 2 * ns["TEACHER_DIM"]  # this run's drop lies at or past the theory's 2 d̂, not before
     assert all(tr.status == "completed" for tr in ns["trajs"])
     for name in ("extrapolation_vs_k.png", "losses_and_impulse_responses.png"):
         assert (tmp_path / name).stat().st_size > 1000

@@ -84,6 +84,26 @@ def test_plot_impulse_response(traj, batch, teacher):
     assert len(_data_lines(gflow.plot.plot_impulse_response(batch))) == 3  # no teacher, no overlay
 
 
+def test_the_default_horizon_is_3k_for_a_trajectory_and_for_a_batch(traj, batch):
+    """The default horizon follows the recorded training length k: 3k once that exceeds 40 (a batch: its largest
+    k), 40 below or where no k is recorded."""
+    import dataclasses
+
+    long = traj.__class__(**{**traj.__dict__, "config": {**traj.config, "k": 20}})
+    ax = gflow.plot.plot_impulse_response(long)
+    (line,) = _data_lines(ax)
+    assert len(line.get_xdata()) == 60 and ax.patches[0].get_x() == -0.5  # the shaded lags j < 20
+    np.testing.assert_allclose(line.get_ydata(), np.asarray(traj.final.impulse_response(60)), rtol=1e-15)
+    mixed = dataclasses.replace(batch, _configs=tuple({**c, "k": k} for c, k in zip(batch._configs, (4, 30, 20))))
+    ax = gflow.plot.plot_impulse_response(mixed)
+    assert {len(line.get_xdata()) for line in _data_lines(ax)} == {90} and not ax.patches  # no single k to shade
+    same = dataclasses.replace(batch, _configs=tuple({**c, "k": 25} for c in batch._configs))
+    ax = gflow.plot.plot_impulse_response(same)
+    assert {len(line.get_xdata()) for line in _data_lines(ax)} == {75} and len(ax.patches) == 1
+    unknown = dataclasses.replace(batch, _configs=tuple({**c, "k": None} for c in batch._configs))
+    assert {len(line.get_xdata()) for line in _data_lines(gflow.plot.plot_impulse_response(unknown))} == {40}
+
+
 def test_bad_inputs_are_named(traj):
     with pytest.raises(GflowInputError, match="`x` must be a gflow.Trajectory or gflow.FlowBatch"):
         gflow.plot.plot_loss([traj])

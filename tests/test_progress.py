@@ -41,6 +41,20 @@ def test_the_batched_line_counts_finished_flows_and_follows_the_slowest(flows, c
     assert int(lines[-1][4]) == batch.steps.max()
 
 
+def test_a_padded_batch_counts_the_callers_flows_only(flows, capfd):
+    """5 flows run in a program of 6 (the bucket above 5), padded with a copy of flow 0: the lines say "/5", and a
+    flow counts as done exactly when one of the five has finished (flow 0, the fastest, and its copy finish first)."""
+    loss = flows[0][0]
+    models = [initializers.balanced(jax.random.key(1), 4, scale=s) for s in (1e-1, 1e-3, 1e-6, 1e-2, 1e-4)]
+    assert gflow.stacking.bucket_size(5) == 6
+    batch = gflow.solve_flows([loss] * 5, models, 1e5, save_at=5, stop_loss=1e-6, progress=True)
+    lines = [m.groups() for m in map(LINE.search, capfd.readouterr().out.splitlines()) if m]
+    assert lines and {int(total) for _, total, *_ in lines} == {5}
+    for d, _, _, _, steps in lines[:-1]:
+        assert int(d) == int(np.sum(batch.steps < int(steps)))
+    assert lines[-1][0] == "5" and lines[-1][2] is None
+
+
 def test_the_meter_changes_no_number(flows):
     shown = gflow.solve_flows(*flows, 1e3, save_at=5, progress=True)
     silent = gflow.solve_flows(*flows, 1e3, save_at=5, progress=False)

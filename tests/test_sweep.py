@@ -229,7 +229,8 @@ def test_changed_options_are_new_runs_and_trajectories_are_kept(tmp_path, count_
     np.testing.assert_array_equal(traj.loss, b[0].loss)
     with pytest.raises(gflow.GflowInputError, match="without its trajectory"):
         a[0].trajectory()
-    assert {r.name for r in gflow.sweep.load_sweep(str(tmp_path))} == {a[0].name, b[0].name}
+    assert {r.name for r in gflow.sweep.load_sweep(str(tmp_path), history=True)} == {a[0].name, b[0].name}
+    assert [r.name for r in gflow.sweep.load_sweep(str(tmp_path))] == [b[0].name]  # the current grid: the last call's
 
 
 # ------------------------------------------------------------------------------------------------ traced builds
@@ -333,3 +334,18 @@ def test_a_second_sweep_on_the_same_folder_is_refused(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     lock.write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout), "since": "then"}))
     assert len(sweep(tmp_path)) == 4 and not lock.exists()
+
+
+def test_default_save_times_are_fixed_per_group_not_per_batch(tmp_path):
+    """A count of save times begins at the flows' first time scale; a sweep fixes it from the whole shape group, so
+    a run resumed alone keeps the times (and bits) it had in the full batch."""
+    grid = {"k": [3], "seed": [0], "scale": [0.3, 1.0]}  # first time scales 0.14 and 1.1e-3
+    first = sweep(tmp_path, grid=grid)
+    alone = [gflow.solve_flow(*build(**run.config), T1, save_at=SAVES, progress=False) for run in first]
+    assert not np.array_equal(alone[0].ts, alone[1].ts)  # the control: each flow alone starts its grid elsewhere
+    shutil.rmtree(first[0].path)
+    again = sweep(tmp_path, grid=grid, batch_size=1)
+    assert [r.computed for r in again] == [True, False]
+    for a, b in zip(again, first):
+        np.testing.assert_array_equal(a.ts, b.ts)
+        np.testing.assert_array_equal(a.loss, b.loss)

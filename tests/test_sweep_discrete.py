@@ -199,7 +199,8 @@ def test_lr_method_and_flow_are_separate_runs(tmp_path, count_runs):
     d = gflow.run_sweep(grid, build, str(tmp_path), t1=10.0, save_at=25, progress=False)  # the flow (test_sweep's)
     assert not any(r.computed for r in sweep(tmp_path, grid=grid, lr=0.01))  # the first again: loaded
     names = {r[0].name for r in (a, b, c, d)}
-    assert len(names) == 4 and {r.name for r in gflow.sweep.load_sweep(str(tmp_path))} == names
+    assert len(names) == 4 and {r.name for r in gflow.sweep.load_sweep(str(tmp_path), history=True)} == names
+    assert [r.name for r in gflow.sweep.load_sweep(str(tmp_path))] == [a[0].name]  # the last call's grid
 
 
 def test_a_flow_sweep_passes_slots_on_untouched(tmp_path, monkeypatch):

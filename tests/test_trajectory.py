@@ -53,7 +53,7 @@ def test_round_trip_keeps_half_convention_and_non_default_fields(tmp_path):
     final = initializers.balanced(jax.random.key(3), 3, scale=0.5, parameterization="triangular")
     traj = gflow.Trajectory(ts=np.array([0.0, 1.0]), loss=np.array([2.0, 1.0]),
                             diagnostics={"x": np.array([[1.0, 2.0], [3.0, 4.0]])},
-                            params=np.zeros((2, 9)), final=final, stats={"steps": 3}, status="max_steps",
+                            params=np.zeros((2, 12)), final=final, stats={"steps": 3}, status="max_steps",
                             message="stopped", config={"convention": "half", "k": 4, "stop_loss": None})
     back = gflow.load_trajectory(traj.save(str(tmp_path / "half")))
     assert back.convention == "half"

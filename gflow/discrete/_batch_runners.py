@@ -32,6 +32,7 @@ from ..results._flow_batch import FlowBatch
 from ..results._trajectory import STATUSES
 from ..run import (
     batch_diagnostics,
+    check_diagnostics,
     check_model_and_loss,
     diagnostic_functions,
     diverge_limits,
@@ -53,9 +54,11 @@ from ._runners import (
     finished,
     initial_carry,
     method_name,
+    previous_row,
     run_description,
     run_stats,
     run_status,
+    settle_rows,
     stopping_arrays,
 )
 from ._update_rule import adam, gradient_descent, normalized_gradient_descent, UpdateRule
@@ -209,6 +212,7 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     diverge_factor = positive_float("diverge_factor", diverge_factor)
     limits = diverge_limits(diverge_factor, thetas, losses0)
     functions = diagnostic_functions(diagnostics)
+    check_diagnostics(functions, stacking.take(models0, 0), "models0[0]")
     saved_steps = save_steps(save_at, steps)
     method = method_name(method, rules[0], batch_size, projection)
     rules_stacked = stacking.stack(rules, "rule")
@@ -257,21 +261,35 @@ def run_discrete_batch(objective, models0, *, rule, steps: int, batch_size: int 
     wall = time.perf_counter() - start
     if meter is not None:
         meter.update(int(np.asarray(carry.step)[:n].max()), float(np.asarray(carry.t)[0]), final=True)
-    taken, codes, t_end, hits = (np.asarray(x)[:n] for x in (carry.step, carry.code, carry.t, carry.reached))
-    return _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall, functions, dict(
-        method=method, steps=steps, batch_size=batch_size, shuffle=shuffle, diverge_factor=diverge_factor,
-        config=config, stop_loss=stop_loss, continue_steps=continue_steps), keys, projections)
+    codes, hits, evaluations = (np.asarray(x)[:n] for x in (carry.code, carry.reached, carry.evaluations))
+    previous = [previous_row(carry, i) for i in range(n)]
+    return _as_flow_batch(member, models0, rules, rows, previous, codes, hits, evaluations, limits[:, 0], wall,
+                          functions, dict(method=method, steps=steps, batch_size=batch_size, shuffle=shuffle,
+                                          diverge_factor=diverge_factor, config=config, stop_loss=stop_loss,
+                                          continue_steps=continue_steps), keys, projections)
 
 
-def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall, functions, options, keys,
-                   projections) -> FlowBatch:
+def _as_flow_batch(member, models0, rules, rows, previous, codes, hits, evaluations, loss_limits, wall, functions,
+                   options, keys, projections) -> FlowBatch:
     """The members' saved rows as a FlowBatch whose ``batch[i]`` is what ``run_discrete`` returns for member i
-    (``member(i)``: member i's objective)."""
+    (``member(i)``: member i's objective; ``previous[i]``: the state before its last step, where it returns if
+    that step's loss is beyond ``loss_limits[i]``, as :func:`gflow.discrete.run_discrete` does)."""
     n, width = len(rows), max(len(r) for r in rows)
-    for r in rows:
-        if len(r) >= 2 and r[-1][0] == r[-2][0]:  # a diverged run re-saved its last saved state
-            r.pop()
     n_params = int(rows[0][0][2].size)
+    stop_loss, continue_steps = options["stop_loss"], options["continue_steps"]
+    codes, hits = [int(c) for c in codes], [int(h) if stop_loss is not None else None for h in hits]
+    member_losses = []
+    for i in range(n):
+        model_i, objective = stacking.take(models0, i), member(i)
+        full_loss = getattr(objective, "full_loss", objective)
+
+        def losses_of(thetas, model_i=model_i, full_loss=full_loss):  # padded to one shape: compiled once
+            padded = np.concatenate([thetas, np.repeat(thetas[-1:], width + 1 - len(thetas), axis=0)])
+            return np.asarray(_losses(full_loss, model_i, jnp.asarray(padded)))[:len(thetas)]
+
+        rows[i], losses_i, codes[i], hits[i] = settle_rows(rows[i], previous[i], codes[i], hits[i],
+                                                           float(loss_limits[i]), losses_of)
+        member_losses.append(losses_i)
     saved = np.zeros((n, width), dtype=bool)
     step_arr = np.zeros((n, width), dtype=np.int64)
     ts = np.full((n, width), np.nan)
@@ -280,7 +298,6 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall
     step_sizes = np.full((n, width), np.nan)
     losses = np.full((n, width), np.nan)
     statuses, messages, stats, configs = [], [], [], []
-    stop_loss, continue_steps = options["stop_loss"], options["continue_steps"]
     models_host = on_host(models0)
     for i, r in enumerate(rows):
         k = len(r)
@@ -291,16 +308,15 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall
         step_sizes[i, :k] = [row[3] for row in r]
         schedule = rules[i].schedule
         ts[i, :k] = exact_times(rules[i], step_arr[i, :k], np.asarray([row[1] for row in r]))
-        model_i, objective = stacking.take(models0, i), member(i)
-        full_loss = getattr(objective, "full_loss", objective)
-        losses[i, :k] = np.asarray(_losses(full_loss, model_i, jnp.asarray(params[i])))[:k]
+        objective = member(i)
+        losses[i, :k] = member_losses[i]
         lrs[i, :k] = np.asarray(_schedule_values(schedule, jnp.asarray(step_arr[i, :k])))
-        hit = int(hits[i]) if stop_loss is not None else None
-        status, message = run_status(options["method"], int(taken[i]), float(t_end[i]), int(codes[i]), stop_loss,
+        hit, taken = hits[i], int(step_arr[i, k - 1])
+        status, message = run_status(options["method"], taken, float(r[-1][1]), codes[i], stop_loss,
                                      continue_steps, hit)
         statuses.append(status)
         messages.append(message)
-        stats.append(run_stats(int(taken[i]), int(codes[i]), k, wall, objective, options["batch_size"], stop_loss,
+        stats.append(run_stats(taken, int(evaluations[i]), k, wall, objective, options["batch_size"], stop_loss,
                                hit))
         configs.append(run_description(
             options["method"], rules[i], options["steps"], objective, stacking.take(models_host, i), options["batch_size"],
@@ -312,7 +328,7 @@ def _as_flow_batch(member, models0, rules, rows, taken, codes, t_end, hits, wall
         diagnostics["step_size"] = step_sizes
     diagnostics.update(batch_diagnostics(functions, models0, params))
     last = saved.sum(axis=1) - 1
-    counts = np.asarray(taken, dtype=np.int64)
+    counts = step_arr[np.arange(n), last]
     status_codes = np.asarray([STATUSES.index(s) for s in statuses], dtype=np.int8)
     return FlowBatch(ts=ts, saved=saved, loss=losses, params=params, diagnostics=diagnostics,
                      final_params=params[np.arange(n), last], status_codes=status_codes, stats={"steps": counts},

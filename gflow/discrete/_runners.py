@@ -30,6 +30,7 @@ from ..models._flatten import evaluate_rows, flatten, unflatten
 from ..objectives._empirical_loss import SHUFFLES
 from ..results._trajectory import Trajectory
 from ..run import (
+    check_diagnostics,
     check_model_and_loss,
     diagnostic_functions,
     diverge_limits,
@@ -61,6 +62,16 @@ def _chunk_targets(save_steps: np.ndarray, steps: int):
     return out
 
 
+class Kept(eqx.Module):
+    """What a run returns to when a step is undone: θ, the rule's state, the time and the last step size."""
+
+    theta: jax.Array
+    rule_state: Any
+    t: jax.Array
+    t_compensation: jax.Array
+    last_lr: jax.Array
+
+
 class Carry(eqx.Module):
     """The state of a run between steps."""
 
@@ -73,15 +84,23 @@ class Carry(eqx.Module):
     code: jax.Array  # 0 running; > 0 the reason for divergence (_DIVERGED)
     reached: jax.Array  # the first step n ≥ 1 with L(θ_n) ≤ stop_loss, −1 before (and without stop_loss)
     last_lr: jax.Array  # the step size of the last step taken (NaN before the first)
+    evaluations: jax.Array  # the gradient evaluations (one per pass of the loop, an undone step's included)
+    previous: Kept  # the state before the last step taken (θ0's at step 0): where an offending step returns to
+
+    def kept(self) -> Kept:
+        return Kept(theta=self.theta, rule_state=self.rule_state, t=self.t, t_compensation=self.t_compensation,
+                    last_lr=self.last_lr)
 
 
 def initial_carry(theta, rule_state, sampler_state) -> Carry:
     """A run's state at step 0."""
     zero = jnp.zeros(theta.shape[:-1])
-    return Carry(theta=theta, rule_state=rule_state, sampler_state=sampler_state,
-                 step=jnp.zeros(theta.shape[:-1], dtype=jnp.int64), t=zero, t_compensation=zero,
-                 code=jnp.zeros(theta.shape[:-1], dtype=jnp.asarray(0).dtype),
-                 reached=jnp.full(theta.shape[:-1], -1, dtype=jnp.int64), last_lr=jnp.full(theta.shape[:-1], jnp.nan))
+    counts = jnp.zeros(theta.shape[:-1], dtype=jnp.int64)
+    nan = jnp.full(theta.shape[:-1], jnp.nan)
+    return Carry(theta=theta, rule_state=rule_state, sampler_state=sampler_state, step=counts, t=zero,
+                 t_compensation=zero, code=jnp.zeros(theta.shape[:-1], dtype=jnp.asarray(0).dtype),
+                 reached=jnp.full(theta.shape[:-1], -1, dtype=jnp.int64), last_lr=nan, evaluations=counts,
+                 previous=Kept(theta=theta, rule_state=rule_state, t=zero, t_compensation=zero, last_lr=nan))
 
 
 def _flat(model):
@@ -114,20 +133,30 @@ def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, proje
         theta, rule_state, lr = rule.update(grad, c.rule_state, c.theta, unravel)
         if projection is not None:
             theta = _flat(projection(to_model(theta)))
-        code = jnp.where(~jnp.isfinite(value), 1, jnp.where(jnp.abs(value) > limits[0], 2, jnp.where(
-            ~jnp.all(jnp.isfinite(theta)), 3, jnp.where(jnp.max(jnp.abs(theta)) > limits[1], 4, 0))))
-        ok = code == 0
+        # codes 1, 2: the loss of θ_n (this pass's value) is beyond the divergence level, so step n (θ_{n-1} → θ_n)
+        # was the offending one: the run returns to θ_{n-1}. Codes 3, 4: the step from θ_n would leave the
+        # level: it is not taken, θ_n stays.
+        loss_code = jnp.where(~jnp.isfinite(value), 1, jnp.where(jnp.abs(value) > limits[0], 2, 0))
+        code = jnp.where(loss_code != 0, loss_code, jnp.where(
+            ~jnp.all(jnp.isfinite(theta)), 3, jnp.where(jnp.max(jnp.abs(theta)) > limits[1], 4, 0)))
+        ok, back = code == 0, loss_code != 0
         reached = c.reached
         if stopping is not None:  # as their Keras callback: the full loss after the update (and the projection)
             hit = ok & (reached < 0) & (full_loss(to_model(theta)) <= stopping[0])
             reached = jnp.where(hit, c.step + 1, reached)
+        reached = jnp.where(back & (reached >= c.step), -1, reached)  # reached by the step undone
         y = lr - c.t_compensation
         t = c.t + y
-        keep = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)  # noqa: E731
-        return Carry(theta=keep(theta, c.theta), rule_state=keep(rule_state, c.rule_state),
-                     sampler_state=sampler_state, step=c.step + ok.astype(c.step.dtype), t=keep(t, c.t),
-                     t_compensation=keep((t - c.t) - y, c.t_compensation), code=code, reached=reached,
-                     last_lr=keep(lr, c.last_lr))
+        stepped = Kept(theta=theta, rule_state=rule_state, t=t, t_compensation=(t - c.t) - y, last_lr=lr)
+        select = lambda cond, new, old: jax.tree_util.tree_map(  # noqa: E731
+            lambda a, b: jnp.where(cond, a, b), new, old)
+        current = c.kept()
+        state = select(ok, stepped, select(back, c.previous, current))
+        step = jnp.where(ok, c.step + 1, jnp.where(back, jnp.maximum(c.step - 1, 0), c.step))
+        return Carry(theta=state.theta, rule_state=state.rule_state, sampler_state=sampler_state, step=step,
+                     t=state.t, t_compensation=state.t_compensation, code=code, reached=reached,
+                     last_lr=state.last_lr, evaluations=c.evaluations + 1,
+                     previous=select(ok, current, c.previous))
 
     return jax.lax.while_loop(running, body, carry)
 
@@ -182,9 +211,12 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
         save_at: The number of log-spaced saved steps (default 200; step 0 and the last step included) or an array
             of integer steps; the final state is always saved.
         diagnostics: name → function(model) (or a list of functions), evaluated at every saved step.
-        diverge_factor: Stop with status ``"diverged"`` (and a message naming the step) once the loss is non-finite
-            or |L| > diverge_factor × max(|L(θ0)|, 1), or θ is non-finite or max|θ| > diverge_factor ×
-            max(max|θ0|, 1); the state before the offending step is kept, never a NaN.
+        diverge_factor: Stop with status ``"diverged"`` (and a message naming the step) at the first step that
+            makes the loss non-finite or |L| > diverge_factor × max(|L(θ0)|, 1), or θ non-finite or max|θ| >
+            diverge_factor × max(max|θ0|, 1). The run ends at the state before that step: it is the trajectory's
+            last row and ``final`` (``stats["steps"]`` its step), and no saved loss or θ lies beyond these levels.
+            With minibatches the loss checked at each step is the minibatch's (the full objective's at the final
+            state).
         stop_loss: ε: after every step (and its projection) the full objective's loss is checked, as Slutzky et
             al.'s Keras callback does; at the first step n with L(θ_n) ≤ ε (``stats["stop_loss_step"]``, None if
             never) the run goes on for ``continue_steps`` more steps and stops, with status ``"stopped_at_loss"``,
@@ -215,6 +247,7 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     diverge_factor = positive_float("diverge_factor", diverge_factor)
     limits = jnp.asarray(diverge_limits(diverge_factor, np.asarray(theta0)[None], np.asarray([loss0]))[0])
     functions = diagnostic_functions(diagnostics)
+    check_diagnostics(functions, model0)
     saved_steps = save_steps(save_at, steps)
     method = method_name(method, rule, batch_size, projection)
 
@@ -222,7 +255,7 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     carry = initial_carry(theta0, rule.init(theta0), sampler_state)
     quiet = QUIET_SECONDS if progress == "auto" else 0.0
     meter = StepProgress(method, steps, quiet) if progress else None
-    rows, row_steps, row_ts, row_lrs = [], [], [], []
+    rows = []  # the saved (step, t, θ, step size)
     start = time.perf_counter()
     for target, saved in _chunk_targets(saved_steps, steps):
         if target > 0:
@@ -231,10 +264,7 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
         reached, code = int(carry.step), int(carry.code)
         done = finished(stopping, carry.reached, carry.step)
         if saved or code or done:
-            rows.append(np.asarray(carry.theta))
-            row_steps.append(reached)
-            row_ts.append(float(carry.t))
-            row_lrs.append(float(carry.last_lr))
+            rows.append((reached, float(carry.t), np.asarray(carry.theta), float(carry.last_lr)))
         if meter is not None:
             meter.update(reached, float(carry.t))
         if code or done:
@@ -243,13 +273,13 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     if meter is not None:
         meter.update(int(carry.step), float(carry.t), final=True)
 
-    params = np.stack(rows)
-    step_arr = np.asarray(row_steps, dtype=np.int64)
-    ts = exact_times(rule, step_arr, np.asarray(row_ts))
-    lrs = np.asarray(row_lrs)
-    if len(step_arr) >= 2 and step_arr[-1] == step_arr[-2]:  # a diverged run re-saved its last saved state
-        params, step_arr, ts, lrs = params[:-1], step_arr[:-1], ts[:-1], lrs[:-1]
-    losses = np.asarray(_losses(full_loss, model0, jnp.asarray(params)))
+    hit = int(carry.reached) if stop_loss is not None else None
+    rows, losses, code, hit = settle_rows(rows, previous_row(carry), code, hit, float(limits[0]),
+                                          lambda thetas: np.asarray(_losses(full_loss, model0, jnp.asarray(thetas))))
+    params = np.stack([r[2] for r in rows])
+    step_arr = np.asarray([r[0] for r in rows], dtype=np.int64)
+    ts = exact_times(rule, step_arr, np.asarray([r[1] for r in rows]))
+    lrs = np.asarray([r[3] for r in rows])
     diag = {"step": step_arr, "learning_rate": np.asarray(_schedule_values(rule.schedule, jnp.asarray(step_arr)))}
     if rule.normalizer is not None:
         diag["step_size"] = lrs
@@ -259,14 +289,55 @@ def run_discrete(objective, model0, *, rule: UpdateRule, steps: int, batch_size:
     _, static, unravel = flatten(model0)
     final = unflatten(jnp.asarray(params[-1]), static, unravel)
 
-    taken = int(carry.step)
-    hit = int(carry.reached) if stop_loss is not None else None
-    status, message = run_status(method, taken, float(carry.t), code, stop_loss, continue_steps, hit)
-    stats = run_stats(taken, code, len(ts), wall, objective, batch_size, stop_loss, hit)
+    taken = int(step_arr[-1])
+    status, message = run_status(method, taken, rows[-1][1], code, stop_loss, continue_steps, hit)
+    stats = run_stats(taken, int(carry.evaluations), len(ts), wall, objective, batch_size, stop_loss, hit)
     run_config = run_description(method, rule, steps, objective, model0, batch_size, shuffle, key, projection,
                                  diverge_factor, int(np.size(theta0)), config, stop_loss, continue_steps)
     return Trajectory(ts=ts, loss=losses, diagnostics=diag, params=params, final=final, stats=stats, status=status,
                       message=message, config=run_config)
+
+
+def previous_row(carry: Carry, i: int | None = None) -> tuple:
+    """(step, t, θ, step size) of the state before the last step a run took (member ``i`` of a batch)."""
+    pick = (lambda x: np.asarray(x)) if i is None else (lambda x: np.asarray(x)[i])
+    return (max(int(pick(carry.step)) - 1, 0), float(pick(carry.previous.t)), pick(carry.previous.theta),
+            float(pick(carry.previous.last_lr)))
+
+
+def settle_rows(rows: list, previous: tuple, code: int, reached, loss_limit: float, losses_of):
+    """A run's saved rows, their losses, its divergence code and ``reached``, with no state beyond the divergence
+    level among them.
+
+    A row saved at a step that was later undone (the loss of θ_n found beyond the level: the run returned to
+    θ_{n-1}) is dropped. The loop checks the loss of a state when it takes the next step from it, so the last
+    state is checked here: a loss beyond the level there (code 0 so far) makes the run diverged (code 1 or 2)
+    and ends it at ``previous``, the state before that last step.
+
+    Args:
+        rows: (step, t, θ, step size) saved in order, the run's final state last.
+        previous: The same for the state before the final state's step (:func:`previous_row`).
+        code: The run's divergence code (0: none).
+        reached: The step at which L first fell to ``stop_loss`` (−1 never; None without ``stop_loss``).
+        loss_limit: The divergence level of |L| (diverge_factor × max(|L(θ0)|, 1)).
+        losses_of: (S, n) θ rows → their S losses (the full objective).
+
+    Returns:
+        ``(rows, losses, code, reached)``.
+    """
+    final = rows[-1]
+    rows = [r for r in rows[:-1] if r[0] < final[0]] + [final]
+    values = losses_of(np.stack([r[2] for r in rows] + [previous[2]]))
+    losses, previous_loss = values[:len(rows)], values[len(rows)]
+    end = 1 if not np.isfinite(losses[-1]) else 2 if abs(losses[-1]) > loss_limit else 0
+    if code == 0 and end and final[0] > 0:
+        code = end
+        rows, losses = rows[:-1], losses[:-1]
+        if not rows or rows[-1][0] < previous[0]:
+            rows, losses = rows + [previous], np.append(losses, previous_loss)
+        if reached is not None and reached >= final[0]:
+            reached = -1
+    return rows, np.asarray(losses), code, reached
 
 
 def check_run_inputs(objective, rule, batch_size, key, shuffle, projection) -> str:
@@ -337,22 +408,37 @@ def run_status(method: str, taken: int, t: float, code: int, stop_loss=None, con
     """(status, message) of a run that stopped with divergence ``code`` (0: none) after ``taken`` steps, having
     first reached ``stop_loss`` at step ``reached`` (None or −1: never)."""
     if code:
-        return "diverged", (f"{method} diverged at step {taken} (t = {t:.4g}): {_DIVERGED[code]}; the trajectory "
-                            f"ends with the last finite state")
+        return "diverged", (f"{method} diverged at step {taken + 1}: {_DIVERGED[code]}; the trajectory ends with the "
+                            f"state before that step (step {taken}, t = {t:.4g})")
     if reached is not None and reached >= 0 and taken == reached + continue_steps:
         return "stopped_at_loss", (f"L ≤ {stop_loss:g} first at step {reached}; stopped {continue_steps} steps later "
                                    f"at step {taken} (t = {t:.6g})")
     return "completed", ""
 
 
-def run_stats(taken: int, code: int, n_saved: int, wall: float, objective, batch_size, stop_loss=None,
+def run_stats(taken: int, evaluations: int, n_saved: int, wall: float, objective, batch_size, stop_loss=None,
               reached=None) -> dict:
     """A run's ``stats``: steps, gradient and loss evaluations, wall time (and epochs on a finite dataset); with
-    ``stop_loss``, ``stop_loss_step`` (the first step n with L(θ_n) ≤ stop_loss, None if never)."""
-    stats = {"steps": taken, "gradient_evaluations": taken + (1 if code else 0), "loss_evaluations": n_saved,
+    ``stop_loss``, ``stop_loss_step`` (the first step n with L(θ_n) ≤ stop_loss, None if never).
+
+    Args:
+        taken: The steps the final state is after (an undone step not counted).
+        evaluations: The gradient evaluations (``Carry.evaluations``: the undone step's and the one that found a
+            step to refuse included).
+        n_saved: The saved rows.
+        wall: The wall time in seconds.
+        objective: The objective (its ``n`` gives the epochs of a minibatch run).
+        batch_size: The minibatch size (None: full batch).
+        stop_loss: ε, or None.
+        reached: The first step with L ≤ ε (−1 or None: never).
+
+    Returns:
+        The ``stats`` dict.
+    """
+    stats = {"steps": taken, "gradient_evaluations": evaluations, "loss_evaluations": n_saved,
              "wall_time_s": wall}
     if stop_loss is not None:
-        stats["loss_evaluations"] += taken + (1 if code else 0)  # the check after every step
+        stats["loss_evaluations"] += evaluations  # the check after every step
         stats["stop_loss_step"] = reached if reached is not None and reached >= 0 else None
     n_data = getattr(objective, "n", None)
     if batch_size is not None and n_data is not None:

@@ -14,6 +14,7 @@ from ._descent import (
     loss_rounding_along as loss_rounding_along,
     pack_step_error as pack_step_error,
     rejected_ascent as rejected_ascent,
+    saved_rises as saved_rises,
 )
 from ._gradient_flow_solver import (
     AbstractGradientFlowSolver as AbstractGradientFlowSolver,
@@ -29,13 +30,18 @@ from ._options import (
     SOLVER_REGISTRY as SOLVER_REGISTRY,
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
-from ._problem import FlowProblem as FlowProblem, IntegratorOutput as IntegratorOutput
+from ._problem import (
+    FlowProblem as FlowProblem,
+    IntegratorOutput as IntegratorOutput,
+    with_saves_checked as with_saves_checked,
+)
 from ._progress import with_elapsed_lines as with_elapsed_lines
 from ._rodas import RODAS5P as RODAS5P, RodasGradientFlow as RodasGradientFlow, RodasTableau as RodasTableau
 from ._rosenbrock import (
     GaussNewtonRosenbrock as GaussNewtonRosenbrock,
     ROS34PW2 as ROS34PW2,
     RosenbrockTableau as RosenbrockTableau,
+    StageInterpolation as StageInterpolation,
 )
 from ._solve import (
     lower_flows as lower_flows,

@@ -242,6 +242,36 @@ def unpack_step_error(packed, n: int):
     return packed[..., :n], packed[..., n:n + m], packed[..., n + m:]
 
 
+def saved_rises(term, ys, theta_reference, batch_size: int) -> jax.Array:
+    """How many saved rows raise L beyond the rounding bound over the previous finite row (L_i > L_j + ε(θ_i) +
+    ε(θ_j), j the last finite row before i): zero for a gradient flow. Saves taken from a step's dense output are
+    checked with it after the solve (``FlowProblem.save_on_steps``).
+
+    Args:
+        term: The flow's term.
+        ys: (S, n) the saved rows (non-finite rows past the end of a flow are skipped).
+        theta_reference: The flow's θ0 (sizes the rounding bound of a loss without labels).
+        batch_size: Rows evaluated at a time.
+
+    Returns:
+        The count (an integer array).
+    """
+    reference = _reference(term, theta_reference)
+
+    def one(y):
+        finite = jnp.all(jnp.isfinite(y))
+        value, rounding, _ = _loss_and_rounding(term, jnp.where(finite, y, 0.0), reference)
+        return finite & jnp.isfinite(value), value, rounding
+
+    finite, values, rounding = jax.lax.map(one, ys, batch_size=batch_size)
+    index = jnp.arange(ys.shape[0])
+    last = jax.lax.cummax(jnp.where(finite, index, -1))  # the last finite row at or before each row
+    before = jnp.concatenate([jnp.array([-1]), last[:-1]])
+    j = jnp.maximum(before, 0)
+    rise = finite & (before >= 0) & (values > values[j] + rounding + rounding[j])
+    return jnp.sum(rise)
+
+
 def rejected_ascent(controller_state) -> jax.Array:
     """Steps rejected for a rise of the loss, from the final state of a :class:`DescentController`."""
     return controller_state[-1]

@@ -6,19 +6,21 @@ keep them (:func:`cacheable`)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._compilation_cache import exported_call
 from ..models._flatten import flatten, ROWS_PER_BATCH
-from ..stacking import BATCH_AXIS
-from ._descent import rejected_ascent
+from ..stacking import BATCH_AXIS, pad_to, place, take
+from ._descent import rejected_ascent, saved_rises
 from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
-from ._problem import FlowProblem, IntegratorOutput
+from ._problem import FlowProblem, IntegratorOutput, with_saves_checked
 from ._step_control import guarded_controller, solver_for_rtol
 from ._stopping import stops
 from ._term import GradientFlowTerm
@@ -29,8 +31,10 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
     """One flow of ``problem``, from ``model0`` under ``loss``.
 
     The controller (the problem's, or a PIDController from rtol and ``atol``) is wrapped in the descent guard
-    (:class:`DescentController`) and made to step onto every save time, so a saved value is an accepted,
-    descent-checked step end, never an interpolant between steps.
+    (:class:`DescentController`). A value at a save time inside a step comes from the solver's dense output, and
+    the saved rows' descent is counted (``saved_rises``); with ``problem.save_on_steps`` every step lands on each
+    save time instead, so a saved value is an accepted, descent-checked step end (:func:`with_saves_checked`
+    repeats a solve that way when a dense-output save rose).
 
     Args:
         problem: What the solve's flows share.
@@ -55,7 +59,7 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
     sol = diffrax.diffeqsolve(
         term, solver, problem.t0, problem.t1, None, theta0,
         stepsize_controller=guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss,
-                                               theta_reference, problem.ts),
+                                               theta_reference, problem.ts if problem.save_on_steps else None),
         # the final solver state only where it carries a work count: other solvers' programs stay as they were
         saveat=diffrax.SaveAt(ts=problem.ts, t1=True, solver_state=counts_hessian_vector_products(solver),
                               controller_state=True),
@@ -77,7 +81,8 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
         steps=sol.stats["num_steps"], accepted=sol.stats["num_accepted_steps"],
         rejected=sol.stats["num_rejected_steps"],
         hessian_vector_products=hessian_vector_products(solver, sol.solver_state),
-        underflow=sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=rejected_ascent(sol.controller_state))
+        underflow=sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=rejected_ascent(sol.controller_state),
+        saved_rises=saved_rises(term, ys, theta0 if theta_reference is None else theta_reference, ROWS_PER_BATCH))
 
 
 @contextlib.contextmanager
@@ -111,14 +116,18 @@ _integrate_jit = eqx.filter_jit(integrate_one)
 
 
 def integrate(problem: FlowProblem, loss, model0, atol, diverge, meter) -> IntegratorOutput:
-    """:func:`integrate_one`, compiled (traced under :func:`errors_as_nan`). Without a progress meter, through a
+    """:func:`integrate_one`, compiled (traced under :func:`errors_as_nan`), repeated with every step landing on the
+    save times when a dense-output save rose (:func:`with_saves_checked`). Without a progress meter, through a
     program stored on disk (``gflow._compilation_cache.exported_call``), so that a fresh process neither traces nor
     lowers a solve an earlier one ran; a meter's host callbacks cannot be stored."""
-    args = (problem, loss, model0, atol, diverge, meter)
-    with errors_as_nan():
-        if isinstance(meter, diffrax.NoProgressMeter):
-            return exported_call("gflow.flow.integrate_one", integrate_one, args, _integrate_jit)
-        return _integrate_jit(*args)
+    def solve(problem):
+        args = (problem, loss, model0, atol, diverge, meter)
+        with errors_as_nan():
+            if isinstance(meter, diffrax.NoProgressMeter):
+                return exported_call("gflow.flow.integrate_one", integrate_one, args, _integrate_jit)
+            return _integrate_jit(*args)
+
+    return with_saves_checked(solve, problem)
 
 
 def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
@@ -144,4 +153,29 @@ def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, 
 
 
 integrate_batch_jit = eqx.filter_jit(_integrate_batch_impl)
-integrate_batch = cacheable(integrate_batch_jit)
+_integrate_batch_once = cacheable(integrate_batch_jit)
+
+
+def integrate_batch(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
+    """:func:`_integrate_batch_impl`, compiled (traced under :func:`errors_as_nan`); the flows whose dense-output
+    saves rose (``saved_rises``) are solved again with every step landing on the save times, in a program of the
+    batch's size (padded with copies), so that a flow's bits depend on its own saves only, never on its batch.
+
+    Returns:
+        The outputs of every row of the (padded) batch, on the host.
+    """
+    out = jax.block_until_ready(_integrate_batch_once(problem, losses, models0, diverge, atol, meter, mesh)).on_host()
+    again = np.flatnonzero(out.saved_rises > 0)
+    if problem.save_on_steps or again.size == 0:
+        return out
+    size = out.ts.shape[0]
+    rows = [pad_to(take(x, again), size) if jax.tree_util.tree_leaves(eqx.filter(x, eqx.is_array)) else x
+            for x in (losses, models0, diverge, atol)]
+    if mesh is not None:
+        rows = [place(x, mesh) for x in rows]
+    part = jax.block_until_ready(_integrate_batch_once(dataclasses.replace(problem, save_on_steps=True), *rows,
+                                                       meter, mesh)).on_host(again.size)
+    for whole, redone in zip(out, part):
+        if whole is not None:
+            whole[again] = redone
+    return out

@@ -4,7 +4,8 @@ restart paths alike; and :class:`IntegratorOutput`, what integrating a flow retu
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import dataclasses
+from typing import Any, Callable, NamedTuple
 
 import equinox as eqx
 import jax
@@ -36,6 +37,8 @@ class FlowProblem(eqx.Module):
         max_steps: The most steps a flow takes.
         watch_loss: Whether the stopping rule evaluates L every step (a ``stop_loss`` was given).
         resolve_loss: Whether the local error is measured in residual space too (``error_control``).
+        save_on_steps: Make every step land on each save time (saved values are step ends); False: values at save
+            times inside a step come from the solver's dense output, and are checked after the solve.
     """
 
     solver: Any
@@ -48,6 +51,7 @@ class FlowProblem(eqx.Module):
     max_steps: int = eqx.field(static=True)
     watch_loss: bool = eqx.field(static=True)
     resolve_loss: bool = eqx.field(static=True)
+    save_on_steps: bool = eqx.field(static=True, default=False)
 
     def times(self) -> tuple[jax.Array, ...]:
         """The traced scalars and grid every flow shares: (t0, t1, ts, rtol, stop_loss)."""
@@ -89,6 +93,9 @@ class IntegratorOutput(NamedTuple):
         hessian_vector_products: The Hessian-vector products of a solver that counts them (−1 otherwise).
         underflow: The step size reached the resolution of t.
         rejected_ascent: The steps rejected for an ascent of the loss.
+        saved_rises: The saved rows whose L rises beyond the rounding bound over the previous one
+            (:func:`gflow.flow.saved_rises`); a solve whose dense-output saves rise is repeated with
+            ``save_on_steps``.
         time_restarts: The continuations in a fresh local time (set after the solve, when the flows that
             underflowed have been continued).
     """
@@ -104,6 +111,7 @@ class IntegratorOutput(NamedTuple):
     hessian_vector_products: Any
     underflow: Any
     rejected_ascent: Any
+    saved_rises: Any
     time_restarts: Any = None
 
     def on_host(self, rows: int | None = None) -> "IntegratorOutput":
@@ -116,6 +124,27 @@ class IntegratorOutput(NamedTuple):
             The outputs on the host.
         """
         return jax.tree_util.tree_map(lambda x: np.array(x if rows is None else np.asarray(x)[:rows]), self)
+
+
+def with_saves_checked(solve: Callable[[FlowProblem], IntegratorOutput], problem: FlowProblem) -> IntegratorOutput:
+    """``solve(problem)``, repeated with ``save_on_steps`` when a saved value taken from a step's dense output raises
+    L beyond the rounding bound (``saved_rises``): the saved rows are then accepted, descent-checked step ends.
+
+    A solver's dense output is a polynomial through the step's stages, accurate to the step's order, but not
+    guaranteed to descend between two save times inside one step; stepping onto every save time is (each saved row
+    is then a step the descent guard accepted), at the price of a step per save time: on R2, 253 steps against 94.
+
+    Args:
+        solve: Integrates the flows of a problem.
+        problem: The problem.
+
+    Returns:
+        The outputs of the solve whose saves descend.
+    """
+    out = solve(problem)
+    if problem.save_on_steps or not np.any(np.asarray(out.saved_rises) > 0):
+        return out
+    return solve(dataclasses.replace(problem, save_on_steps=True))
 
 
 # jax.export stores a program's output structure by name (gflow._compilation_cache.exported_call)

@@ -4,7 +4,8 @@
 Gradient flows are integrated to t = 1e6 or 1e7 while most of the work happens early, so a linear percentage
 (diffrax's TextProgressMeter) sits at 0 % for most of the run. :class:`LogTimeProgressMeter` prints t and log-time
 progress instead. Under ``vmap`` (``solve_flows``) it reports the batch as a whole: how many flows are done and
-where the *slowest* running flow is, since that one decides when the batch ends::
+where the *slowest* running flow is, since that one decides when the batch ends (counting the caller's flows only,
+not the copies of flow 0 that pad a batch to its program's size)::
 
     [flows +12.0s] flows 7/12 done · slowest t=3.2e+04 (62.0 % of log-time), 4180 steps
 
@@ -43,9 +44,32 @@ batching.primitive_batchers[_unvmap_sum_p] = lambda args, dims: (_unvmap_sum(arg
 mlir.register_lowering(_unvmap_sum_p, mlir.lower_fun(jnp.sum, multiple_results=False))
 
 
-def _flows(state) -> jax.Array:
-    """How many flows the meter's (batched) state belongs to: 1 outside vmap."""
-    return _unvmap_sum(jnp.where(state.steps >= 0, 1.0, 1.0))  # not ones_like: a constant would not be batched
+# the position of each flow along the vmapped axis (0 outside vmap): a batch is padded to its program's size with
+# copies of flow 0 at the end, and the meter counts only the caller's flows, those before ``flows``
+
+_row_index_p = jax.extend.core.Primitive("gflow_row_index")
+
+
+def _row_index(x) -> jax.Array:
+    """0 outside vmap; under vmap, each row's index along the batch axis (``x`` must be batched there)."""
+    return _row_index_p.bind(x)
+
+
+def _row_index_impl(x):
+    return jnp.zeros((), jnp.int32)
+
+
+_row_index_p.def_impl(_row_index_impl)
+_row_index_p.def_abstract_eval(lambda x: jax.core.ShapedArray((), jnp.int32))
+batching.primitive_batchers[_row_index_p] = lambda args, dims: (
+    jax.lax.iota(jnp.int32, args[0].shape[dims[0]]), 0)
+mlir.register_lowering(_row_index_p, mlir.lower_fun(_row_index_impl, multiple_results=False))
+
+
+def _counted(state, flows) -> jax.Array:
+    """Whether this flow is one of the caller's (not a padding copy): its row is below ``flows`` (0: every row)."""
+    batched = jnp.where(state.steps >= 0, state.t, state.t)  # the state's own batching (a constant is not batched)
+    return (flows <= 0) | (_row_index(batched) < flows)
 
 
 def _unvmap_min(x) -> jax.Array:
@@ -96,12 +120,22 @@ def _print_end(t1, steps, total):
 class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
     """Prints a line whenever log(1 + t)/log(1 + t1) of the slowest running flow has grown by ``minimum_increase``
     (or, in a batch, when more flows have finished, at most once a second), once the solve has run for ``quiet_seconds`` of wall
-    time (so short solves stay silent). A batch ends with a line once all its flows are done."""
+    time (so short solves stay silent). A batch ends with a line once all its flows are done.
+
+    Attributes:
+        t0: The start time.
+        t1: The end time.
+        quiet_seconds: Wall time before the first line.
+        minimum_increase: The growth of the slowest flow's log-time fraction that prints a line.
+        flows: The caller's flows, the first rows of a batch padded to its program's size (copies of flow 0 fill
+            the rest, and are neither counted nor followed); 0: every row.
+    """
 
     t0: jax.Array
     t1: jax.Array
     quiet_seconds: jax.Array = eqx.field(default_factory=lambda: jnp.array(0.0))
     minimum_increase: float = eqx.field(static=True, default=0.1)
+    flows: jax.Array = eqx.field(default_factory=lambda: jnp.array(0))  # the caller's flows (0: every row)
 
     def init(self):
         jax.debug.callback(_start)
@@ -113,8 +147,9 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
     def step(self, state, progress):
         iteration = eqxi.unvmap_max(state.steps)  # the running flows' count; a finished flow's is smaller
         running = state.steps == iteration
-        done, total = _unvmap_sum(jnp.where(running, 0.0, 1.0)), _flows(state)
-        slowest_t = _unvmap_min(jnp.where(running, state.t, jnp.inf))
+        counted = _counted(state, self.flows)
+        done, total = _unvmap_sum(jnp.where(counted & ~running, 1.0, 0.0)), _unvmap_sum(jnp.where(counted, 1.0, 0.0))
+        slowest_t = _unvmap_min(jnp.where(running & counted, state.t, jnp.inf))
         slowest = jnp.where(jnp.isfinite(slowest_t), self._fraction(slowest_t), 1.0)
         last_frac, last_done = eqxi.unvmap_max(state.reported[0]), eqxi.unvmap_max(state.reported[1])
         advanced = slowest - last_frac >= self.minimum_increase
@@ -130,7 +165,7 @@ class LogTimeProgressMeter(diffrax.AbstractProgressMeter):
         return _State(t=t, steps=state.steps + 1, reported=reported)
 
     def close(self, state):
-        total = _flows(state)
+        total = _unvmap_sum(jnp.where(_counted(state, self.flows), 1.0, 0.0))
         jax.debug.callback(_print_end, self.t1, eqxi.unvmap_max(state.steps), total)
 
 

@@ -35,6 +35,7 @@ ETA) between calls; the state stays on the device.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import diffrax
@@ -55,7 +56,7 @@ from diffrax._term import WrapTerm
 from .._checks import GflowInputError
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
-from ._descent import rejected_ascent
+from ._descent import rejected_ascent, saved_rises
 from ._gradient_flow_solver import hessian_vector_products
 from ._options import FlowSetup
 from ._problem import FlowProblem, IntegratorOutput
@@ -65,7 +66,8 @@ from ._term import GradientFlowTerm
 
 ITERATIONS_PER_CALL = 2_000  # loop steps per compiled call: between calls the host reports progress
 REFILL_FRACTION = 16  # refill when 1/REFILL_FRACTION of the slots are waiting (or none is running)
-# Saves one step can make: steps land on every save time (the descent guard steps onto them), so with distinct save times
+# Saves one step can make: steps land on every save time (save_on_steps: the descent guard steps onto them; dense-output
+# saves, which solve_flow and the lock-step batch take, could put many save times in one step), so with distinct save times
 # a step saves at most its end, plus t0 on the first step, or the last two times when diffrax stretches a step ending
 # within 100 ulps of t1 to t1 (integrate_refilling removes repeated times and refuses grids that need more)
 SAVES_PER_STEP = 2
@@ -116,7 +118,7 @@ def _stepper(problem: FlowProblem, loss, atol, diverge, static, unravel) -> _Ste
     # diffeqsolve wraps the terms and the controller in the direction of integration (+1 here): so do we, so that
     # the solvers and the controller see exactly what they see there
     controller = guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss, None,
-                                    problem.ts).wrap(1)
+                                    problem.ts if problem.save_on_steps else None).wrap(1)
     solver = _with_stepsize_tolerances(solver_for_rtol(problem.solver, problem.rtol), controller)
     return _Stepper(terms=WrapTerm(term, 1), solver=solver, controller=controller, diverge=diverge,
                     watch_loss=problem.watch_loss)
@@ -426,7 +428,8 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
                 fin.result == diffrax.RESULTS.event_occurred._value),
             steps=fin.steps, accepted=fin.accepted, rejected=fin.rejected,
             hessian_vector_products=fin.hessian_vector_products,
-            underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent)
+            underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent,
+            saved_rises=saved_rises(term, ys, theta0, ROWS_PER_BATCH))
 
     return eqx.filter_vmap(one)(flows.losses, flows.statics, flows.thetas, loop.ts, loop.ys, loop.final)
 
@@ -451,7 +454,8 @@ def loading_order(thetas: np.ndarray) -> np.ndarray:
 
 def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, diverge, setup: FlowSetup,
                         slots_per_device: int, devices, progress=None) -> IntegratorOutput:
-    """Integrate the flows of a stacked batch through refilling slots.
+    """Integrate the flows of a stacked batch through refilling slots, every step landing on the save times
+    (``save_on_steps``: a step of this loop saves at most ``SAVES_PER_STEP`` values).
 
     The flows go in :func:`loading_order`, dealt round-robin to the devices (each device's rows padded to a bucketed
     size; padding rows never run).
@@ -472,6 +476,7 @@ def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, di
         The integrator's outputs as numpy arrays with a leading flow axis, in the batch's order (``time_restarts``
         unset).
     """
+    problem = dataclasses.replace(problem, save_on_steps=True)
     _, _, unravel = flatten(take(models0, 0))
     statics = eqx.partition(models0, eqx.is_inexact_array)[1]  # each flow's own (the arrays θ does not hold)
     save_ts, repeats = distinct_save_times(setup.ts, setup.t0, setup.t1)

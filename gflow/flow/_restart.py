@@ -4,6 +4,8 @@ continuation's saves merged back at their requested global times."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import diffrax
 import equinox as eqx
 import jax
@@ -67,7 +69,9 @@ def continue_past_underflow(out: IntegratorOutput, problem: FlowProblem, losses,
     if not out.underflow.any():  # the common case: nothing to continue (no restart problem to build)
         return out._replace(time_restarts=restarts)
     stuck = np.zeros(out.ts.shape[0], dtype=bool)  # a restart that took no step: not tried again
-    local_problem = problem.with_times((f64(0.0), problem.t1, problem.ts, problem.rtol, problem.stop_loss))
+    # a continuation steps onto its save times (rare: not worth a second solve when a dense-output save rises)
+    local_problem = dataclasses.replace(
+        problem.with_times((f64(0.0), problem.t1, problem.ts, problem.rtol, problem.stop_loss)), save_on_steps=True)
     for _ in range(MAX_TIME_RESTARTS):
         beyond = out.underflow & ~stuck & (out.steps >= setup.max_steps)
         out.hit_max_steps[beyond], out.underflow[beyond] = True, False

@@ -6,6 +6,7 @@ style); the integration itself is compiled once per problem structure.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Mapping
 
@@ -21,8 +22,13 @@ from ..results._trajectory import Trajectory
 from ..run import (
     batch_diagnostics,
     check_callable_loss,
+    check_diagnostics,
     check_model_and_loss,
     diverge_limits,
+    first_save_offset,
+    flow_time_scale,
+    is_count,
+    log_save_times,
     QUIET_SECONDS,
     validate_batch,
 )
@@ -61,12 +67,13 @@ def _atols(setup: FlowSetup, thetas: np.ndarray) -> np.ndarray:
     return flow_atols(setup.atol, setup.rtol, thetas)
 
 
-def _meter(setup: FlowSetup, sharded: bool = False):
+def _meter(setup: FlowSetup, sharded: bool = False, flows: int = 0):
     """The log-time meter of ``progress=True``; none otherwise ("auto" prints elapsed time from the host instead:
-    :func:`_reported`), and none in per-device programs (host callbacks stay out of them)."""
+    :func:`_reported`), and none in per-device programs (host callbacks stay out of them). It counts the first
+    ``flows`` rows of a padded batch (0: every row)."""
     if setup.progress is not True or sharded:
         return diffrax.NoProgressMeter()
-    return LogTimeProgressMeter(f64(setup.t0), f64(setup.t1), f64(0.0))
+    return LogTimeProgressMeter(f64(setup.t0), f64(setup.t1), f64(0.0), flows=np.asarray(flows, dtype=np.int32))
 
 
 def _reported(setup: FlowSetup, compute, label: str):
@@ -74,6 +81,15 @@ def _reported(setup: FlowSetup, compute, label: str):
     if setup.progress == "auto":
         return with_elapsed_lines(compute, QUIET_SECONDS, label)
     return compute()
+
+
+def _shown_from_the_start(setup: FlowSetup, save_at, loss, model0, batched: bool = False) -> FlowSetup:
+    """``setup`` whose default log-spaced save times (``save_at`` a count) begin at the flow's own first time scale
+    (:func:`gflow.run.flow_time_scale`, :func:`gflow.run.first_save_offset`): a batch's fastest flow's."""
+    if not is_count(save_at):
+        return setup
+    first = first_save_offset(flow_time_scale(loss, model0, batched), setup.t0, setup.t1)
+    return dataclasses.replace(setup, ts=log_save_times(setup.t0, setup.t1, int(save_at), first))
 
 
 def _with_error_control(config, resolve_loss: bool) -> dict:
@@ -90,8 +106,10 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
 
     Every step, of every solver, passes gflow's descent guard (:class:`gflow.flow.DescentController`): a step that
     would raise L by more than the rounding of its evaluation is rejected and retried smaller
-    (``stats["rejected_ascent"]``), and steps land on every save time, so a saved value is an accepted step's end,
-    never an interpolant. A step that can no longer move the time variable (t + h = t in float64) ends the run with
+    (``stats["rejected_ascent"]``). A value at a save time inside a step is the solver's dense output, as accurate
+    as the step; the saved losses are checked for a rise beyond the rounding bound after the solve, and a flow whose
+    saves rose is solved again with every step landing on each save time, so that every saved value is an accepted,
+    descent-checked step end (:func:`gflow.flow.with_saves_checked`). A step that can no longer move the time variable (t + h = t in float64) ends the run with
     status ``"step_size_underflow"``; ``max_steps`` reached, ``"max_steps"``; both messages name the time reached.
 
     Args:
@@ -107,14 +125,22 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
             at rtol ≤ ``AUTO_RODAS_MAX_RTOL``), a registered name (``"rosenbrock"``, ``"rosenbrock-cg"``,
             ``"tsit5"``, ``"kvaerno5"``, ...) or any diffrax solver instance.
         save_at: The number of log-spaced save times (default 200), an array of times in [t0, t1], or a
-            ``diffrax.SaveAt(ts=..., t0=...)`` (times only).
+            ``diffrax.SaveAt(ts=..., t0=...)`` (times only). A number gives t0, then log-spaced times from t0 + δ to
+            t1, where δ starts at the flow's own first time scale τ = 1/|λ|max of the Hessian ∇²L(θ0) (a few
+            Hessian-vector power iterations before the solve; :func:`gflow.run.flow_time_scale`): δ = τ/10 rounded
+            down to a power of ten, kept within [1e-15, 1e-2] × (t1 − t0) (:func:`gflow.run.first_save_offset`).
+            A log-log plot of the default trajectory then shows the flow from where it starts to move, whatever
+            t1; where τ cannot be estimated, δ = 1e-6 (t1 − t0).
         t0: The start time.
-        stop_loss: Stop once L ≤ stop_loss (status ``"stopped_at_loss"``).
+        stop_loss: Stop at the first step end where L ≤ stop_loss (status ``"stopped_at_loss"``); saves inside that
+            last step may already be below it.
         diverge_factor: Stop with status ``"diverged"`` once the parameters are non-finite or max|θ| exceeds
             diverge_factor × max(max|θ0|, 1), instead of returning NaN. |L| > diverge_factor × max(|L(θ0)|, 1) or a
             non-finite L is "diverged" too: checked at every step when ``stop_loss`` is given (the loss is then
             evaluated anyway), else at the saved times.
-        diagnostics: name → function(model) (or a list of functions), evaluated at every saved time.
+        diagnostics: name → function(model) (or a list of functions), evaluated at every saved time; each is traced
+            once on ``model0`` before the solve, so a diagnostic that cannot run fails at once
+            (:class:`gflow.GflowInputError` naming it and quoting its error), not after the integration.
         max_steps: The most steps the flow takes.
         progress: ``"auto"``: print the wall time elapsed once the solve has run for 5 s (the compiled solve then
             has no host callback, so JAX's persistent cache keeps it across processes); True: print t and log-time
@@ -130,11 +156,14 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
         counts and work, its ``status`` and ``message`` how the flow ended.
 
     Raises:
-        GflowInputError: An argument is malformed, or the start has non-finite parameters or loss.
+        GflowInputError: An argument is malformed, the start has non-finite parameters or loss, or a diagnostic
+            fails on the start.
     """
     theta0, loss0 = check_model_and_loss(loss, model0)
     setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0))
     check_solver_fits(setup, loss)
+    check_diagnostics(setup.functions, model0)
+    setup = _shown_from_the_start(setup, save_at, loss, model0)
     thetas, losses0 = np.asarray(theta0)[None], np.asarray([loss0])
     diverge, atol = diverge_limits(setup.diverge_factor, thetas, losses0), _atols(setup, thetas)
     problem = flow_problem(setup, resolves_loss(setup.error_control, loss))
@@ -217,7 +246,8 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
         rtol: As :func:`solve_flow`.
         atol: As :func:`solve_flow` (one value for every flow; default each flow's own).
         solver: As :func:`solve_flow`.
-        save_at: As :func:`solve_flow`.
+        save_at: As :func:`solve_flow`; the flows share one grid, so a number starts it at the first time scale of
+            the batch's fastest flow.
         t0: As :func:`solve_flow`.
         stop_loss: As :func:`solve_flow`.
         diverge_factor: As :func:`solve_flow`.
@@ -252,6 +282,8 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     thetas, losses0 = validate_batch(losses, models0)
     setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1])
     check_solver_fits(setup, losses)
+    check_diagnostics(setup.functions, take(models0, 0), "models0[0]")
+    setup = _shown_from_the_start(setup, save_at, losses, models0, batched=True)
     diverge, atols = diverge_limits(setup.diverge_factor, thetas, losses0), _atols(setup, thetas)
     devices = local_devices(devices)
     problem = flow_problem(setup, resolves_loss(setup.error_control, take(losses, 0)))
@@ -267,7 +299,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
         padded = [place(x, mesh) for x in padded]
     (losses_p, models_p, (diverge_p, atol_p)) = padded
     start = time.perf_counter()
-    meter = _meter(setup, sharded=mesh is not None)
+    meter = _meter(setup, sharded=mesh is not None, flows=n)
     out = _reported(setup, lambda: jax.block_until_ready(integrate_batch(problem, losses_p, models_p, diverge_p, atol_p,
                                                                          meter, mesh)), "flows")
     out = continue_past_underflow(out.on_host(n), problem, losses, models0, thetas, setup,
@@ -303,7 +335,8 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
         rtol: As :func:`solve_flows`.
         atol: As :func:`solve_flows`.
         solver: As :func:`solve_flows`.
-        save_at: As :func:`solve_flows` (default 8).
+        save_at: As :func:`solve_flows` (default 8; a number of times starts them at 1e-6 (t1 − t0): their values
+            do not change the program).
         error_control: As :func:`solve_flows`.
 
     Returns:

@@ -56,17 +56,19 @@ def convert_legacy(path: str, *, trust_pickle: bool = False) -> list[str]:
 
 
 def _update_checksums(folder: str, old: str, stem: str) -> None:
-    """A sweep run lists the SHA-256 of its files in run.json: swap the pickle's entry for the new files."""
-    run_file = os.path.join(folder, "run.json")
-    if not os.path.exists(run_file):
-        return
-    with open(run_file) as f:
-        meta = json.load(f)
-    files = meta.get("files")
-    if not isinstance(files, dict) or old not in files:
-        return
-    del files[old]
-    for name in (f"{stem}.json", f"{stem}.npz"):
-        files[name] = file_sha256(os.path.join(folder, name))
-    meta["files"] = dict(sorted(files.items()))
-    write_json_atomic(run_file, meta, indent=1)
+    """A sweep run lists the SHA-256 of its files in run.json, a saved trajectory in meta.json: swap the pickle's
+    entry for the new files (a trajectory folder listing the model files gets their new checksums)."""
+    for name in ("run.json", "meta.json"):
+        path = os.path.join(folder, name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            meta = json.load(f)
+        files = meta.get("files") if isinstance(meta, dict) else None
+        if not isinstance(files, dict) or not ({old, f"{stem}.json", f"{stem}.npz"} & set(files)):
+            continue
+        files.pop(old, None)
+        for new in (f"{stem}.json", f"{stem}.npz"):
+            files[new] = file_sha256(os.path.join(folder, new))
+        meta["files"] = dict(sorted(files.items()))
+        write_json_atomic(path, meta, indent=1 if name == "run.json" else 2)

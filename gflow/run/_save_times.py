@@ -30,7 +30,40 @@ def log_save_times(t0: float, t1: float, n: int, first: float | None = None) -> 
     return np.minimum(ts, t1)
 
 
-def save_times(save_at, t0: float, t1: float) -> np.ndarray:
+FIRST_SAVE_FRACTION = 0.1  # a flow's first save after t0: a tenth of its first time scale, rounded down to 10^m
+FIXED_FIRST = 1e-6  # without a time scale: the first save at 1e-6 (t1 − t0)
+
+
+def first_save_offset(time_scale: float | None, t0: float, t1: float) -> float:
+    """Where a flow's default log-spaced save times begin, after t0.
+
+    The first save is at a tenth of the flow's first time scale τ (:func:`gflow.run.flow_time_scale`), rounded down
+    to a power of ten (so that flows of nearby τ share their grid), and kept within [t0, t1]: at most 1e-2 (t1 − t0),
+    at least 1e-15 (t1 − t0) and 1e-12 |t0| (distinct from t0 in float64). A log-log plot of the saved losses then
+    starts where the flow starts to move, whatever t1: a fixed fraction of t1 − t0 would start at t = 100 for
+    t1 = 1e8, after the learning phase of a flow whose τ is 0.5.
+
+    Args:
+        time_scale: τ, or None (not known: the first save at 1e-6 (t1 − t0)).
+        t0: The start time.
+        t1: The end time.
+
+    Returns:
+        The first save's offset from t0.
+    """
+    span = t1 - t0
+    if time_scale is None or not np.isfinite(time_scale) or time_scale <= 0:
+        return FIXED_FIRST * span
+    first = 10.0 ** np.floor(np.log10(FIRST_SAVE_FRACTION * time_scale))
+    return float(min(max(first, 1e-15 * span, 1e-12 * abs(t0)), 1e-2 * span))
+
+
+def is_count(save_at) -> bool:
+    """Whether ``save_at`` is a count of log-spaced save times (an int, not a bool)."""
+    return isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool)
+
+
+def save_times(save_at, t0: float, t1: float, first: float | None = None) -> np.ndarray:
     """A flow's save times from its ``save_at`` option.
 
     Args:
@@ -38,6 +71,8 @@ def save_times(save_at, t0: float, t1: float) -> np.ndarray:
             ``diffrax.SaveAt(ts=..., t0=...)`` (times only).
         t0: The start time.
         t1: The end time.
+        first: For a count: the first time after t0, as an offset from t0 (default 1e-6 (t1 − t0);
+            :func:`first_save_offset` gives a flow's own).
 
     Returns:
         The save times, float64.
@@ -47,8 +82,8 @@ def save_times(save_at, t0: float, t1: float) -> np.ndarray:
     """
     if isinstance(save_at, diffrax.SaveAt):
         save_at = _save_at_times(save_at, t0)
-    if isinstance(save_at, (int, np.integer)) and not isinstance(save_at, bool):
-        return log_save_times(t0, t1, int(save_at))
+    if is_count(save_at):
+        return log_save_times(t0, t1, int(save_at), first)
     if isinstance(save_at, (str, bytes, bool)):
         what = f"the string {save_at!r}" if isinstance(save_at, (str, bytes)) else f"the bool {save_at!r}"
         raise GflowInputError(f"`save_at` must be an int count of log-spaced save times or an array of times in "

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 import equinox as eqx
+import jax
 import numpy as np
 
 from .._checks import GflowInputError
-from ..models._flatten import flatten
+from ..models._flatten import flatten, unflatten
 
 
 def check_callable_loss(loss, name: str = "loss") -> None:
@@ -121,6 +122,33 @@ def diagnostic_functions(diagnostics) -> dict[str, Callable]:
         if not callable(f):
             raise GflowInputError(f"diagnostic {name!r} is not callable: {f!r}")
     return items
+
+
+def check_diagnostics(functions: Mapping[str, Callable], model0, name: str = "model0") -> None:
+    """Trace every diagnostic once on the start, before any integration, so that a diagnostic with a bug fails in
+    milliseconds instead of after the whole run.
+
+    Each function is traced abstractly (``jax.eval_shape``: no value is computed) as the run evaluates it: on the
+    model rebuilt from its flat parameters, under ``vmap`` over saved rows.
+
+    Args:
+        functions: name → function(model) (:func:`diagnostic_functions`).
+        model0: The start (one model; for a batch, one of its flows).
+        name: The model's name in the message.
+
+    Raises:
+        GflowInputError: Naming the diagnostic and quoting the exception it raised.
+    """
+    if not functions:
+        return
+    theta0, static, unravel = flatten(model0)
+    rows = jax.ShapeDtypeStruct((1,) + theta0.shape, theta0.dtype)
+    for label, f in functions.items():
+        try:
+            jax.eval_shape(jax.vmap(lambda y, f=f: f(unflatten(y, static, unravel))), rows)
+        except Exception as error:  # noqa: BLE001  (any failure of the user's function is reported as input)
+            raise GflowInputError(f"diagnostic {label!r} fails on `{name}` (checked before the run): "
+                                  f"{type(error).__name__}: {error}") from error
 
 
 def diverge_limits(diverge_factor: float, thetas: np.ndarray, losses0: np.ndarray) -> np.ndarray:

@@ -1,12 +1,15 @@
 """Every study's command line: ``--out``, ``--quick``, ``--record`` and ``--help`` from its docstring; defaults that
 differ under ``--quick`` (:class:`QuickFull`) resolved after parsing; the study's own checks of its arguments turned
-into argparse errors that name the flag (``error: --teacher-dim must be positive, got 0``), not tracebacks."""
+into argparse errors that name the flag (``error: --teacher-dim must be positive, got 0``), not tracebacks. What a
+study derives from its options is checked here too (an rtol's rtol/100 repeat, a ``--solver`` name), so that a bad
+number fails at parse time with the user's own value in the message, not minutes into the run."""
 
 from __future__ import annotations
 
 import argparse
 
 from .._checks import GflowInputError
+from ..flow import SOLVER_REGISTRY
 from ._quick_full import QuickFull, resolve_quick_full
 from ._record import default_results_dir, note_code_at_start
 from ._tolerance import check_rtol_flags
@@ -36,6 +39,7 @@ class StudyParser(argparse.ArgumentParser):
         resolve_quick_full(parsed)
         try:
             check_rtol_flags(parsed, self.rtol_flags)
+            check_solver_flag(parsed)
             if self.validate is not None:
                 self.validate(parsed)
         except GflowInputError as e:
@@ -53,6 +57,23 @@ class StudyParser(argparse.ArgumentParser):
             require_positive(args, *names)
         except GflowInputError as e:
             self.error(str(e))
+
+
+def check_solver_flag(args) -> None:
+    """A study's ``--solver`` (where it declares one) names a solver :func:`gflow.solve_flow` knows, checked after
+    parsing rather than at the study's first solve.
+
+    Args:
+        args: the parsed arguments.
+
+    Raises:
+        GflowInputError: naming the flag and the user's value.
+    """
+    solver = getattr(args, "solver", None)
+    if not isinstance(solver, str):
+        return
+    if solver.lower() not in SOLVER_REGISTRY and solver != "auto":
+        raise GflowInputError(f"--solver must be 'auto' or one of {sorted(SOLVER_REGISTRY)}, got {solver!r}")
 
 
 def require_positive(args, *names: str) -> None:

@@ -53,6 +53,8 @@ class SweepRun:
         computed: Whether this call computed it (False: loaded from disk).
         program_size: The size of the compiled program that computed it.
         recomputed_because: Why a run on disk was not reused (None when it was, or when there was none).
+        identity: What identifies it (``run.json``'s ``identity``: the configuration, the method and its options,
+            and, when present, the digest of what ``build`` reads (``inputs``) and the sweep's ``params``).
     """
 
     config: dict
@@ -66,6 +68,16 @@ class SweepRun:
     computed: bool
     program_size: int | None = None  # flows in the compiled program that computed it (None: older gflow)
     recomputed_because: str | None = None  # why a run on disk was not reused (None: none was there)
+    identity: dict | None = None  # run.json's identity (None: made without one)
+
+    @property
+    def params(self) -> dict:
+        """The ``params`` of the sweep that made it.
+
+        Returns:
+            The dict given to :func:`gflow.run_sweep` as ``params`` (empty when none were given).
+        """
+        return dict((self.identity or {}).get("params") or {})
 
     @property
     def ts(self) -> np.ndarray:
@@ -77,15 +89,53 @@ class SweepRun:
 
     @property
     def final(self):
-        """The final model (from ``final.json`` + ``final.npz``)."""
-        return load_model(self.path, FINAL_STEM)
+        """The final model (from ``final.json`` + ``final.npz``), checked against what the run recorded.
+
+        Returns:
+            The model.
+
+        Raises:
+            GflowInputError: A file differs from the SHA-256 the run's ``run.json`` recorded, or the model's
+                parameter count from the run's ``final_params`` (the message names the file).
+        """
+        self._verify(lambda rel: rel in (f"{FINAL_STEM}.json", f"{FINAL_STEM}.npz"))
+        model = load_model(self.path, FINAL_STEM)
+        n = int(np.size(flatten(model)[0]))
+        if "final_params" in self.arrays and n != np.size(self.arrays["final_params"]):
+            raise GflowInputError(f"sweep run {self.name}: {os.path.join(self.path, FINAL_STEM + '.npz')} holds a "
+                                  f"model of {n} parameters, the run's final_params has "
+                                  f"{np.size(self.arrays['final_params'])}; {_REMEDY}")
+        return model
 
     def trajectory(self) -> Trajectory:
-        """The full trajectory, if the sweep kept it (``keep_trajectory=True``)."""
+        """The full trajectory, if the sweep kept it (``keep_trajectory=True``), its files checked against the
+        SHA-256 the run recorded.
+
+        Returns:
+            The :class:`gflow.Trajectory`.
+
+        Raises:
+            GflowInputError: The run was saved without its trajectory, or one of its files is missing or differs
+                from what the run's ``run.json`` recorded (the message names the file).
+        """
         path = os.path.join(self.path, TRAJECTORY_DIR)
         if not os.path.isdir(path):
             raise GflowInputError(f"run {self.name} was saved without its trajectory (keep_trajectory=False)")
+        self._verify(lambda rel: rel.startswith(TRAJECTORY_DIR + os.sep))
         return Trajectory.load(path)
+
+    def _verify(self, which) -> None:
+        """The files of the run's folder for which ``which(relative path)`` holds (those present and those
+        recorded) are those its ``run.json`` recorded (else an error naming one)."""
+        try:
+            meta = _read_meta(self.path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise GflowInputError(f"sweep run {self.name}: {os.path.join(self.path, RUN_FILE)} is damaged "
+                                  f"({type(e).__name__}: {e}); {_REMEDY}") from None
+        rels = sorted(rel for rel in set(meta["files"]) | set(_files_under(self.path)) if which(rel))
+        wrong = _verify_files(self.path, meta, rels)
+        if wrong:
+            raise GflowInputError(f"sweep run {self.name}: {wrong}; {_REMEDY}")
 
 
 def _files_under(root: str) -> list[str]:
@@ -112,34 +162,98 @@ def _short(v) -> str:
     return str(v)
 
 
-def _load_run(path: str, identity: dict, name: str, code: dict | None = None) -> tuple[SweepRun | None, str | None]:
+_REMEDY = "rerun the sweep (it recomputes a damaged run) or delete the run's folder"
+
+
+def _verify_files(path: str, meta: dict, rels=None) -> str | None:
+    """None when the files of the run in ``path`` are those its ``run.json`` (``meta``) recorded, with their SHA-256
+    (all of them, or those in ``rels``); else what differs, naming the file."""
+    files = meta["files"]
+    if rels is None:
+        present = _files_under(path)
+        extra = sorted(set(present) - set(files))
+        if extra:
+            return f"{os.path.join(path, extra[0])} is not one of the files its run.json records"
+        rels = sorted(files)
+    for rel in rels:
+        file = os.path.join(path, rel)
+        if rel not in files:
+            return f"{file} is not one of the files its run.json records"
+        if not os.path.exists(file):
+            return f"{file} is missing"
+        if file_sha256(file) != files[rel]:
+            return f"{file} does not match the SHA-256 its run.json records (changed or replaced after the run)"
+    return None
+
+
+def _verify_arrays(path: str, meta: dict, arrays: dict) -> str | None:
+    """None when ``arrays`` (from ``arrays.npz``) have the shapes and parameter count ``run.json`` recorded (runs
+    written before they were recorded: not checked); else what differs, naming the file."""
+    file = os.path.join(path, ARRAYS_FILE)
+    shapes = meta.get("shapes") or {}
+    for key, shape in shapes.items():
+        if key not in arrays:
+            return f"{file} lacks the array {key!r} its run.json records"
+        if list(np.shape(arrays[key])) != list(shape):
+            return (f"{file} holds {key} of shape {tuple(np.shape(arrays[key]))}, its run.json records "
+                    f"{tuple(shape)}")
+    n_params = meta.get("n_params")
+    if n_params is not None and np.size(arrays.get("final_params", ())) != n_params:
+        return (f"{file} holds {np.size(arrays.get('final_params', ()))} final parameters, its run.json records "
+                f"{n_params}")
+    return None
+
+
+def _read_meta(path: str) -> dict:
+    with open(os.path.join(path, RUN_FILE)) as f:
+        meta = json.load(f)
+    if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict) or "status" not in meta:
+        raise ValueError("not a run record")
+    return meta
+
+
+def _load_run(path: str, identity: dict, name: str, code: dict | None = None, *,
+              strict: bool = False) -> tuple[SweepRun | None, str | None]:
     """(the run stored in ``path``, None) if it is complete, uncorrupted, matches ``identity`` and, when ``code`` is
     given, was made by that code (gflow's source hash, the build and record functions: a resume without ``record``
-    reuses runs made with any record); else (None, why not)."""
+    reuses runs made with any record); else (None, why not). A damaged run (a file that differs from what its
+    ``run.json`` recorded: SHA-256, array shapes, parameter count) is ``"incomplete or corrupt (<what, naming the
+    file>)"``, or with ``strict`` a :class:`GflowInputError` that names the file."""
     if not os.path.exists(os.path.join(path, RUN_FILE)):
         return None, MISSING
     if os.path.exists(os.path.join(path, LEGACY_FINAL_FILE)):
         return None, "written with pickle by gflow 0.1 (never unpickled)"
+
+    def damaged(what: str):
+        if strict:
+            raise GflowInputError(f"sweep run {name}: {what}; {_REMEDY}")
+        return None, f"{CORRUPT} ({what.replace(path + os.sep, '')})"
+
     try:
-        with open(os.path.join(path, RUN_FILE)) as f:
-            meta = json.load(f)
+        meta = _read_meta(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return damaged(f"{os.path.join(path, RUN_FILE)} is damaged ({type(e).__name__}: {e})")
+    try:
         stale = why_stale(meta, json.loads(_canonical_json(identity, "run")), code)
-        if stale:
-            return None, stale
-        files = meta["files"]
-        if sorted(files) != _files_under(path):
-            return None, CORRUPT
-        for rel, digest in files.items():
-            if file_sha256(os.path.join(path, rel)) != digest:
-                return None, CORRUPT
+    except (ValueError, TypeError, AttributeError):
+        return damaged(f"{os.path.join(path, RUN_FILE)} is damaged (not a run record)")
+    if stale:
+        return None, stale
+    try:
+        wrong = _verify_files(path, meta)
+        if wrong:
+            return damaged(wrong)
         arrays = read_npz(os.path.join(path, ARRAYS_FILE))
-    except (OSError, ValueError, KeyError, TypeError, EOFError):  # GflowInputError is a ValueError
-        return None, CORRUPT
+    except (OSError, ValueError, EOFError) as e:  # GflowInputError is a ValueError; it names the file
+        return damaged(str(e))
+    wrong = _verify_arrays(path, meta, arrays)
+    if wrong:
+        return damaged(wrong)
     record = {k[len(_RECORD_PREFIX):]: v for k, v in arrays.items() if k.startswith(_RECORD_PREFIX)}
     arrays = {k: v for k, v in arrays.items() if not k.startswith(_RECORD_PREFIX)}
     return SweepRun(config=identity["config"], name=name, path=path, status=meta["status"],
                     message=meta.get("message", ""), stats=meta.get("stats", {}), arrays=arrays, record=record,
-                    computed=False, program_size=meta.get("program_size")), None
+                    computed=False, program_size=meta.get("program_size"), identity=identity), None
 
 
 def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, record: dict,
@@ -159,6 +273,8 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
         traj.save(os.path.join(tmp, TRAJECTORY_DIR))
     meta = cache_record(identity, code, status=traj.status, message=traj.message, stats=traj.stats,
                         program_size=program_size, flow_config=traj.config, versions=package_versions(),
+                        shapes={k: list(np.shape(v)) for k, v in {**arrays, **record_arrays}.items()},
+                        n_params=int(np.size(theta)),
                         files={rel: file_sha256(os.path.join(tmp, rel)) for rel in _files_under(tmp)})
     with open(os.path.join(tmp, RUN_FILE), "w") as f:
         json.dump(jsonable(meta), f, indent=1, default=str)
@@ -180,7 +296,7 @@ def _write_run(runs_dir: str, name: str, identity: dict, traj: Trajectory, recor
                       "writing it)")
     return SweepRun(config=identity["config"], name=name, path=final_path, status=traj.status, message=traj.message,
                     stats=traj.stats, arrays=arrays, record={k: np.asarray(v) for k, v in record.items()},
-                    computed=True, program_size=program_size)
+                    computed=True, program_size=program_size, identity=identity)
 
 
 def _host() -> str:

@@ -12,15 +12,19 @@ discrete sweeps are grouped, resumed, identified and run on executors by the sam
 A run folder holds ``arrays.npz`` (saved times, losses, the final parameters and whatever ``record(traj, config)``
 returned), ``final.json`` + ``final.npz`` (the final model, :func:`gflow.results.save_model`: no pickle), optionally ``trajectory/`` (:meth:`gflow.Trajectory.save`, with the
 parameters at every saved time: a few MB per run, hence off by default) and, written last, ``run.json``: the
-configuration, the solver options, status, statistics and the SHA-256 of every other file. A run is written into a
+configuration, the solver options, status, statistics, the SHA-256 of every other file, the arrays' shapes and the
+parameter count, all checked when the run is loaded (a mismatch names the file). A run is written into a
 temporary folder that is renamed into place (``os.replace``), so a folder under its final name is complete unless
 something outside gflow damaged it; the checksums catch that too. Re-running the same call resumes: runs whose folder
-is complete and matches the configuration and solver options are loaded, not recomputed; a missing, partial or
-corrupt folder is recomputed, and so is a run made by other code (provenance below). One sweep process per output
-folder, enforced by a lock file.
+is complete and matches the configuration, the solver options and what ``build`` reads besides its arguments
+(:func:`run_sweep`: globals and closure variables hashed by value, or named in ``params``) are loaded, not
+recomputed; a missing, partial or corrupt folder is recomputed, and so is a run made by other code (provenance
+below). ``out/sweep.json`` names the runs of the last call's grid, which :func:`load_sweep` returns by default. One
+sweep process per output folder, enforced by a lock file.
 
-Results do not depend on how runs are batched or resumed, bit for bit: padding and the default ``atol`` are fixed per
-shape group from the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
+Results do not depend on how runs are batched or resumed, bit for bit: padding, the default ``atol`` and the default
+save times (a count of log-spaced times, which begin at the group's first time scale) are fixed per shape group from
+the whole grid, not from the batch (each flow in a batch keeps its own adaptive steps), and every
 flow of a shape group is computed in a compiled program of one size, ``program_size`` in ``run.json``: the bucket
 (:func:`gflow.stacking.bucket_size`) of min(batch_size, group size) on a fresh folder, and on resume the size the group's finished
 runs used, whatever ``batch_size`` is then (a smaller batch is padded up to it). A flow's arithmetic in a vmapped
@@ -36,10 +40,10 @@ tests/test_sweep_discrete.py), not bit for bit, since a vmapped step rounds diff
 from __future__ import annotations
 
 import collections
+import collections.abc
 import concurrent.futures
 import dataclasses
 import inspect
-import json
 import math
 import os
 import time
@@ -53,13 +57,17 @@ from .. import results as results_api  # looked up at call time, so a test can c
 from .._checks import GflowInputError, positive_int
 from ..flow._solve import flat_parameters
 from ..flow._step_control import group_atol
+from ..results._file_reading import read_json
+from ..results._json import write_json_atomic
 from ..results._provenance import function_hash
 from ..stacking import bucket_size, stack, take
-from ._grid import _bind, _canonical_json, expand_grid
+from ._grid import _bind, _canonical_json, _plain, expand_grid
+from ._identity import inputs_digest
 from ._lock import sweep_lock
 from ._methods import check_method, FLOW, grid_option_keys, method_identity, PER_MEMBER
 from ._run_files import (
     _load_run,
+    _read_meta,
     _remove_stale_temporaries,
     _TMP_PREFIX,
     MISSING,
@@ -131,7 +139,7 @@ def _program_size(group_runs: list, batch: int) -> int:
 def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW, t1: float | None = None,
               record: Callable | None = None, batch_size: int = 64, keep_trajectory: bool = False,
               on_run_done: Callable | None = None, progress: bool = True, traced: Sequence[str] = (), executor=None,
-              **options) -> list[SweepRun]:
+              params: dict | None = None, **options) -> list[SweepRun]:
     """Integrate the gradient flow (or run a discrete method) from every configuration of ``grid``; resume from
     ``out`` if it holds runs.
 
@@ -143,6 +151,17 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
     written by gflow 0.1 (pickle), and a partial or corrupt one. Runs that are reused or recomputed keep their folder
     name (configuration, method and options). ``out`` is locked while the sweep runs (``out/sweep.lock``: host,
     pid): a second sweep on the same folder gets a clear error instead of corrupting it.
+
+    What ``build`` reads besides its arguments is part of each run's identity too: the module globals its code
+    loads and its closure variables (and those of the user's functions it calls, recursively), hashed by value
+    (numbers, strings, arrays, tuples, lists, dicts, pytrees such as a teacher module, dataclasses; library code by
+    name), as ``joblib.Memory`` or ``dask.base.tokenize`` hash a function. A rerun after such a value changed (a
+    script's teacher seed) makes new runs instead of reusing the old ones. A value that cannot be hashed
+    deterministically (an object of an arbitrary class) is refused before any work, with the variable named: pass
+    ``params={"name": value}``, a JSON value that changes when it does; params enter the identity and the variable is
+    then not hashed. (``record``'s inputs are part of its code: a changed one recomputes the runs under their names.)
+    The folder records the grid of the last call (``out/sweep.json``): :func:`load_sweep` and the tables return that
+    grid's runs, and the sweep says how many runs in the folder are outside it.
 
     Args:
         grid: See :func:`expand_grid`. Its keys must be parameters of ``build`` (or, for a discrete method, options
@@ -174,10 +193,14 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
             ``concurrent.futures.Executor`` (or a ``distributed.Client``, whose ``get_executor()`` is used) runs
             each batch as a task: the task rebuilds its runs from their configurations with ``build`` (nothing large
             is shipped), computes them and writes each run into ``out``, which must be a folder every worker sees.
-            The driver fixes each group's ``atol``, padding and program size, so the results are bit-identical to an
-            in-process run with the same ``batch_size``. A task whose worker dies is run again by the executor (Dask
+            The driver fixes each group's ``atol``, save times, padding and program size, so the results are
+            bit-identical to an in-process run with the same ``batch_size``. A task whose worker dies is run again by the executor (Dask
             does); runs it had finished are kept. Tested with Dask distributed (``pip install -c constraints.txt -e
             ".[distributed]"``).
+        params: Named values that identify the runs besides the configuration (a dict of JSON values, not passed
+            to ``build``): what ``build`` depends on that gflow cannot hash, or any value you want the runs told
+            apart by. A key that names a global or closure variable ``build`` reads stands for it (the variable is
+            not hashed). Shown as columns by :func:`gflow.sweep.sweep_table`.
         **options: Flows: the keyword options of :func:`gflow.solve_flows` (``gflow.flow.SOLVE_OPTIONS``: ``rtol``,
             ``atol``, ``solver``, ``save_at``, ``stop_loss``, ``stepsize_controller``, ... with its defaults; and
             its ``slots``), the same for every run; ``rtol`` is checked before anything uses it. Without ``atol`` or
@@ -197,7 +220,8 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
         A :class:`SweepRun` per configuration, in grid order (loaded from disk or computed now).
 
     Raises:
-        GflowInputError: An argument or option is malformed, or ``out`` is locked by another sweep.
+        GflowInputError: An argument or option is malformed, ``build`` (or ``record``) reads a value that cannot be
+            hashed and ``params`` does not name it, or ``out`` is locked by another sweep.
     """
     configs = expand_grid(grid)
     if not callable(build):
@@ -217,7 +241,13 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
     traced = _traced_keys(traced, [build_config(c, option_keys) for c in configs])
     if traced:
         solve_id["traced"] = list(traced)
-    identities = [{"config": c, "solve": solve_id} for c in configs]
+    params = _checked_params(params)
+    makers = {"build": build, **({"projection": options["projection"]} if "projection" in options else {})}
+    inputs, unhashable = inputs_digest(makers, named=params)
+    record_inputs, record_unhashable = (None, []) if record is None else inputs_digest({"record": record}, params)
+    _refuse_unhashable(unhashable + record_unhashable)
+    extra = {**({"inputs": inputs} if inputs is not None else {}), **({"params": params} if params else {})}
+    identities = [{"config": c, "solve": solve_id, **extra} for c in configs]
     names = [run_name(c, ident) for c, ident in zip(configs, identities)]
     runs_dir = os.path.abspath(os.path.join(os.fspath(out), RUNS_DIR))
     os.makedirs(runs_dir, exist_ok=True)
@@ -226,6 +256,8 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
 
         code = {"gflow": results_api.source_hash(), "build": function_hash(build),
                 "record": None if record is None else function_hash(record)}
+        if record_inputs is not None:
+            code["record_inputs"] = record_inputs
         if "projection" in options:
             code["projection"] = function_hash(options["projection"])
         loaded = [_load_run(os.path.join(runs_dir, n), ident, n, code) for n, ident in zip(names, identities)]
@@ -234,8 +266,9 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
         try:
             groups = (_traced_groups(build, configs, traced, option_keys) if traced
                       else _stacked_shape_groups(build, configs, option_keys))
+            _write_manifest(os.fspath(out), names)
             meter = _Meter(len(configs), sum(r is not None for r in results), progress)
-            meter.start(out, len(groups), batch_size, executor, reasons)
+            meter.start(out, len(groups), batch_size, executor, reasons, _runs_outside(runs_dir, names))
 
             tasks = []  # (task, its group, its rows in the group: the flows stacked, for the in-process path)
             for group in groups:
@@ -245,6 +278,8 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
                 group_options = dict(options)
                 if method == FLOW and options.get("atol") is None and options.get("stepsize_controller") is None:
                     group_options["atol"] = group_atol(options.get("rtol"), flat_parameters(group.models))
+                if method == FLOW:
+                    group_options.update(_group_save_times(options, t1, group))
                 program = _program_size([results[i] for i in group.indices], min(batch_size, len(group.indices)))
                 step = min(batch_size, program)
                 for start in range(0, len(pending), step):
@@ -284,6 +319,24 @@ def run_sweep(grid, build: Callable[..., tuple], out: str, *, method: str = FLOW
                                     "same call to resume") from None
         meter.summary(results)
         return results
+
+
+def _group_save_times(options: dict, t1: float, group: _Group) -> dict:
+    """``{"save_at": times}`` for a flow sweep whose ``save_at`` is a count: the log-spaced times that
+    :func:`gflow.solve_flows` would give the whole shape group (they begin at its fastest flow's first time scale,
+    :func:`gflow.run.flow_time_scale`), fixed here so that they do not depend on the batching; {} otherwise."""
+    try:
+        from ..run import first_save_offset, flow_time_scale, save_times
+    except ImportError:  # a gflow whose default save times do not depend on the flows
+        return {}
+    from ..flow._options import SolveOptions
+
+    save_at = options.get("save_at", SolveOptions.save_at)
+    if not isinstance(save_at, (int, np.integer)) or isinstance(save_at, bool):
+        return {}
+    t0 = float(options["t0"]) if options.get("t0") is not None else float(SolveOptions.t0)
+    first = first_save_offset(flow_time_scale(group.losses, group.models, batched=True), t0, float(t1))
+    return {"save_at": save_times(int(save_at), t0, float(t1), first)}
 
 
 def _as_executor(executor):
@@ -327,13 +380,17 @@ class _Meter:
     def done(self) -> int:
         return self.loaded + self.computed
 
-    def start(self, out, n_groups: int, batch_size: int, executor, reasons) -> None:
+    def start(self, out, n_groups: int, batch_size: int, executor, reasons, outside: int = 0) -> None:
         if not self.show:
             return
         where = "in this process" if executor is None else f"on {type(executor).__name__}"
         print(f"sweep {out}: {self.total} configurations, {self.loaded} complete on disk, "
               f"{self.total - self.loaded} to compute ({n_groups} shape group{'s' if n_groups != 1 else ''}, "
               f"batches of ≤ {batch_size}, {where})", flush=True)
+        if outside:
+            print(f"sweep: {outside} run{'s' if outside != 1 else ''} in {os.fspath(out)} "
+                  f"{'are' if outside != 1 else 'is'} outside this grid; "
+                  f"gflow.sweep.load_sweep({os.fspath(out)!r}, history=True) shows them", flush=True)
         stale = collections.Counter(why for why in reasons if why not in (None, MISSING))
         for why, count in sorted(stale.items()):
             print(f"sweep: recomputing {count} run(s) found on disk: {why}", flush=True)
@@ -412,30 +469,104 @@ def _traced_groups(build, configs, traced, option_keys=()) -> list[_Group]:
     return groups
 
 
-def load_sweep(out: str) -> list[SweepRun]:
-    """Every complete run stored under ``out`` (any grid), sorted by name; partial or corrupt folders, and the
-    temporary folders of writers that were killed before their rename, are skipped.
+MANIFEST_FILE = "sweep.json"  # the folder's current grid: the run names of the last run_sweep call, in grid order
+
+
+def _write_manifest(out: str, names: list[str]) -> None:
+    write_json_atomic(os.path.join(out, MANIFEST_FILE), {"format": 1, "current_grid": list(names),
+                                                         "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+
+
+def _current_grid(out: str) -> list[str] | None:
+    """The run names of the folder's current grid (the last run_sweep call's), or None for a folder written before
+    gflow recorded it."""
+    path = os.path.join(out, MANIFEST_FILE)
+    if not os.path.exists(path):
+        return None
+    manifest = read_json(path)  # a damaged file is an error that names it
+    names = manifest.get("current_grid") if isinstance(manifest, dict) else None
+    if not (isinstance(names, list) and all(isinstance(n, str) and os.sep not in n and n not in ("", ".", "..")
+                                            for n in names)):
+        raise GflowInputError(f"{path} is not a sweep manifest (no list of run names under 'current_grid'); delete "
+                              "it to load every run of the folder, or rerun the sweep to write it again")
+    return names
+
+
+def _run_folders(runs_dir: str) -> list[str]:
+    """The names of the folders in ``runs_dir`` that hold a run record (not the temporaries of writers)."""
+    return sorted(name for name in os.listdir(runs_dir) if not name.startswith(_TMP_PREFIX)
+                  and os.path.isfile(os.path.join(runs_dir, name, RUN_FILE)))
+
+
+def _runs_outside(runs_dir: str, names: list[str]) -> int:
+    """How many runs in ``runs_dir`` are not runs of the grid ``names``."""
+    grid = set(names)
+    return sum(name not in grid for name in _run_folders(runs_dir))
+
+
+def _checked_params(params) -> dict:
+    """``run_sweep``'s ``params``: a dict of names to JSON values (made plain), {} for None."""
+    if params is None:
+        return {}
+    if not isinstance(params, collections.abc.Mapping) or not all(isinstance(k, str) for k in params):
+        raise GflowInputError(f"`params` must be a dict of names to JSON values (numbers, strings, booleans, None, "
+                              f"lists and dicts of them), got {type(params).__name__}")
+    _canonical_json(params, "params")
+    return _plain(dict(params))
+
+
+def _refuse_unhashable(problems: list[tuple[tuple[str, ...], str]]) -> None:
+    """A GflowInputError when ``build`` (or ``record``, ``projection``) reads something that cannot be hashed: the
+    sweep could not tell a run made with another value of it, and would reuse it."""
+    if not problems:
+        return
+    names = list(dict.fromkeys(n for ns, _ in problems for n in ns))
+    example = ", ".join(f"{n!r}: <a JSON value that changes whenever `{n}` does>" for n in names)
+    raise GflowInputError(
+        "run_sweep cannot hash what the sweep's functions read besides their arguments, so it could not tell runs "
+        "made with other values of it and would reuse them: " + "; ".join(what for _, what in problems) +
+        f". Name it: run_sweep(..., params={{{example}}}); params enter every run's identity (another value makes "
+        "new runs), and a variable named in params is not hashed")
+
+
+def load_sweep(out: str, history: bool = False) -> list[SweepRun]:
+    """The complete runs of the sweep in ``out``: by default those of its current grid (the last
+    :func:`run_sweep` call on the folder, recorded in ``out/sweep.json``), in grid order; with ``history=True``
+    every run the folder holds (any grid, any ``params``), sorted by name. A folder written before gflow recorded its
+    grid has no current grid: every run is returned. Runs not finished (an interrupted sweep), the temporary
+    folders of writers killed before their rename and runs written with pickle by gflow 0.1 are skipped.
+
+    Every run is checked against what its ``run.json`` recorded (each file's SHA-256, the arrays' shapes, the
+    parameter count).
 
     Args:
         out: The sweep's folder.
+        history: Every run of the folder, not only the current grid's.
 
     Returns:
         The runs, as :class:`SweepRun`.
+
+    Raises:
+        GflowInputError: ``out`` holds no sweep, or a run's files differ from what its ``run.json`` recorded (the
+            message names the file).
     """
     runs_dir = os.path.join(os.fspath(out), RUNS_DIR)
     if not os.path.isdir(runs_dir):
         raise GflowInputError(f"no sweep in {out!r}: {runs_dir!r} does not exist")
+    names = None if history else _current_grid(os.fspath(out))
+    names = _run_folders(runs_dir) if names is None else names
     runs = []
-    for name in sorted(os.listdir(runs_dir)):
-        if name.startswith(_TMP_PREFIX):
-            continue
+    for name in names:
         path = os.path.join(runs_dir, name)
+        if not os.path.isfile(os.path.join(path, RUN_FILE)):
+            continue  # not finished, or a partial folder (never a run)
         try:
-            with open(os.path.join(path, RUN_FILE)) as f:
-                identity = json.load(f)["identity"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        run, _ = _load_run(path, identity, name)
+            identity = _read_meta(path)["identity"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise GflowInputError(f"sweep run {name}: {os.path.join(path, RUN_FILE)} is damaged "
+                                  f"({type(e).__name__}: {e}); rerun the sweep (it recomputes a damaged run) or "
+                                  "delete the run's folder") from None
+        run, _ = _load_run(path, identity, name, strict=True)
         if run is not None:
             runs.append(run)
     return runs

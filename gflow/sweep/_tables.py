@@ -1,6 +1,7 @@
 """A sweep's runs as tables: one row per run in a pandas DataFrame, the saved times × runs in an xarray Dataset.
 
-Both take what :func:`gflow.sweep.run_sweep` or :func:`gflow.sweep.load_sweep` returned, or the sweep's folder::
+Both take what :func:`gflow.sweep.run_sweep` or :func:`gflow.sweep.load_sweep` returned, or the sweep's folder (its
+current grid: the last ``run_sweep`` call's runs; ``history=True`` for every run the folder holds)::
 
     table = sweep_table("out/sweep")            # columns: the configuration, status, final_loss, steps, ...
     table.groupby("k").final_loss.median()
@@ -32,10 +33,12 @@ def _require(module: str):
                           'pip install -c constraints.txt -e ".[tables]" (in the gflow checkout)') from None
 
 
-def _runs(runs) -> list[SweepRun]:
+def _runs(runs, history: bool = False) -> list[SweepRun]:
     if isinstance(runs, (str, os.PathLike)):
-        return load_sweep(runs)
+        return load_sweep(runs, history=history)
     if isinstance(runs, Sequence) and all(isinstance(r, SweepRun) for r in runs):
+        if history:
+            raise GflowInputError("`history=True` reads every run of a sweep's folder: pass the folder, not runs")
         return list(runs)
     raise GflowInputError("`runs` must be a sweep folder or the list of runs that run_sweep or load_sweep returned, "
                           f"got {type(runs).__name__}")
@@ -62,25 +65,31 @@ def _scalar_records(run: SweepRun) -> dict:
     return {k: np.asarray(v).item() for k, v in run.record.items() if np.ndim(v) == 0}
 
 
-def sweep_table(runs):
+def sweep_table(runs, history: bool = False):
     """A pandas DataFrame with one row per run: the run's configuration (one column per key; a key named like a
-    result column gets a ``config_`` prefix), then ``name``, ``status``, ``final_loss`` (the last saved loss),
-    ``t_final``, ``steps``, ``wall_time_s`` (of the batch that computed it), and every scalar the sweep's
-    ``record`` returned. ``runs``: the runs or the sweep's folder.
+    result column gets a ``config_`` prefix), the sweep's ``params`` (one column per key, after the configuration;
+    a key named like a configuration key or result column gets a ``params_`` prefix), then ``name``, ``status``,
+    ``final_loss`` (the last saved loss), ``t_final``, ``steps``, ``wall_time_s`` (of the batch that computed it),
+    and every scalar the sweep's ``record`` returned.
 
     Args:
-        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder.
+        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder: then the runs of its current grid
+            (the last :func:`gflow.run_sweep` call on it, :func:`gflow.sweep.load_sweep`).
+        history: With a folder, every run it holds (any grid, any ``params``) instead of the current grid's.
 
     Returns:
         The ``pandas.DataFrame``.
     """
     pd = _require("pandas")
-    runs = _runs(runs)
+    runs = _runs(runs, history)
     keys = list(dict.fromkeys(k for run in runs for k in run.config))  # in first-seen order
+    taken = {_column(k) for k in keys} | set(RESULT_COLUMNS)
+    params = {k: (f"params_{k}" if k in taken else k) for run in runs for k in run.params}
     records = [_scalar_records(run) for run in runs]
-    rows = [{**{_column(k): _cell(run.config.get(k)) for k in keys}, **_results(run), **record}
+    rows = [{**{_column(k): _cell(run.config.get(k)) for k in keys},
+             **{column: _cell(run.params.get(k)) for k, column in params.items()}, **_results(run), **record}
             for run, record in zip(runs, records)]
-    return pd.DataFrame(rows, columns=[_column(k) for k in keys] + list(RESULT_COLUMNS) +
+    return pd.DataFrame(rows, columns=[_column(k) for k in keys] + list(params.values()) + list(RESULT_COLUMNS) +
                         list(dict.fromkeys(k for record in records for k in record)))
 
 
@@ -103,20 +112,22 @@ def _record_dims(name: str, arrays: list[np.ndarray], runs: list[SweepRun]) -> t
     return ("run",) + (("save",) if per_save else ()) + tuple(f"{name}_dim{i}" for i in rest)
 
 
-def sweep_dataset(runs):
+def sweep_dataset(runs, history: bool = False):
     """An xarray Dataset over (``run``, ``save``): ``t`` and ``loss`` at each run's saved times (NaN after a run
     that stopped early), every array the sweep's ``record`` returned (``save`` as its first dimension when it
     has one value per saved time), the configuration keys and the result columns of :func:`sweep_table` as
     coordinates along ``run``, which is indexed by the run names.
 
     Args:
-        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder.
+        runs: The runs (:func:`gflow.run_sweep`'s result) or the sweep's folder: then the runs of its current grid
+            (the last :func:`gflow.run_sweep` call on it, :func:`gflow.sweep.load_sweep`).
+        history: With a folder, every run it holds (any grid, any ``params``) instead of the current grid's.
 
     Returns:
         The ``xarray.Dataset``.
     """
     xr = _require("xarray")
-    runs = _runs(runs)
+    runs = _runs(runs, history)
     if not runs:
         raise GflowInputError("the sweep holds no finished runs: nothing to put in a dataset")
     data = {"t": (("run", "save"), _padded([np.asarray(run.ts, dtype=np.float64) for run in runs])),

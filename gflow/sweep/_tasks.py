@@ -7,7 +7,7 @@ the shape group's longest. A traced build is vmapped over the whole group, as th
 taken from it: a vmapped build over fewer rows can differ in the last bit (a teacher's impulse response computed
 in a batch of 2 and of 4 differed by 1e-16), so each worker keeps the last group it built for the group's next
 task. What must be the same as in one process is fixed by the driver from the whole grid and
-carried here: the group's ``atol``, the compiled program size and the padding target. The worker solves the flows
+carried here: the group's ``atol`` and save times, the compiled program size and the padding target. The worker solves the flows
 with :func:`gflow.solve_flows`, or trains them with the batched runner of the task's discrete method
 (a discrete method's batched runner), writes each run atomically into the shared folder and returns the runs (small arrays). A
 task that is run again (its worker died) first loads the runs its earlier attempt finished.
@@ -47,7 +47,7 @@ class SweepTask:
     build: Callable
     record: Callable | None
     t1: float | None  # None for a discrete method
-    options: dict  # solve_flows options, atol fixed for the group; or the discrete method's options
+    options: dict  # solve_flows options, atol and save times fixed for the group; or the discrete method's options
     program_size: int
     keep_trajectory: bool
     code: dict  # what identifies the code (gflow source hash, build, record)
