@@ -11,7 +11,7 @@ import pytest
 
 import gflow
 from gflow import flatten, initializers, teachers
-from gflow.flow import ROS34PW2, GradientFlowTerm, StageInterpolation
+from gflow.flow import GradientFlowTerm, ROS34PW2, StageInterpolation
 
 
 def key(i):

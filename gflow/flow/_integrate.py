@@ -12,12 +12,11 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._compilation_cache import exported_call
 from ..models._flatten import flatten, ROWS_PER_BATCH
-from ..stacking import BATCH_AXIS, pad_to, place, take
+from ..stacking import BATCH_AXIS
 from ._descent import rejected_ascent, saved_rises
 from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
 from ._problem import FlowProblem, IntegratorOutput, with_saves_checked
@@ -132,7 +131,11 @@ def integrate(problem: FlowProblem, loss, model0, atol, diverge, meter) -> Integ
 
 def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
     """Stacked flows of ``problem`` in one program: vmapped, and split over ``mesh``'s devices (each device runs its
-    own lock-step loop over its rows, so devices never wait for each other) when a mesh is given."""
+    own lock-step loop over its rows, so devices never wait for each other) when a mesh is given. Every step lands
+    on the save times (``save_on_steps``), as in the refilling loop, so that the two paths agree to rounding and a
+    flow's bits never depend on its batch (dense-output saves, as :func:`integrate` takes, would need a repeat of the
+    flows whose saves rose)."""
+    problem = dataclasses.replace(problem, save_on_steps=True)
 
     def local(losses, models0, diverge, atol, times):
         shared = problem.with_times(times)
@@ -153,29 +156,4 @@ def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, 
 
 
 integrate_batch_jit = eqx.filter_jit(_integrate_batch_impl)
-_integrate_batch_once = cacheable(integrate_batch_jit)
-
-
-def integrate_batch(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
-    """:func:`_integrate_batch_impl`, compiled (traced under :func:`errors_as_nan`); the flows whose dense-output
-    saves rose (``saved_rises``) are solved again with every step landing on the save times, in a program of the
-    batch's size (padded with copies), so that a flow's bits depend on its own saves only, never on its batch.
-
-    Returns:
-        The outputs of every row of the (padded) batch, on the host.
-    """
-    out = jax.block_until_ready(_integrate_batch_once(problem, losses, models0, diverge, atol, meter, mesh)).on_host()
-    again = np.flatnonzero(out.saved_rises > 0)
-    if problem.save_on_steps or again.size == 0:
-        return out
-    size = out.ts.shape[0]
-    rows = [pad_to(take(x, again), size) if jax.tree_util.tree_leaves(eqx.filter(x, eqx.is_array)) else x
-            for x in (losses, models0, diverge, atol)]
-    if mesh is not None:
-        rows = [place(x, mesh) for x in rows]
-    part = jax.block_until_ready(_integrate_batch_once(dataclasses.replace(problem, save_on_steps=True), *rows,
-                                                       meter, mesh)).on_host(again.size)
-    for whole, redone in zip(out, part):
-        if whole is not None:
-            whole[again] = redone
-    return out
+integrate_batch = cacheable(integrate_batch_jit)

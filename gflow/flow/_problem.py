@@ -127,8 +127,9 @@ class IntegratorOutput(NamedTuple):
 
 
 def with_saves_checked(solve: Callable[[FlowProblem], IntegratorOutput], problem: FlowProblem) -> IntegratorOutput:
-    """``solve(problem)``, repeated with ``save_on_steps`` when a saved value taken from a step's dense output raises
-    L beyond the rounding bound (``saved_rises``): the saved rows are then accepted, descent-checked step ends.
+    """``solve(problem)`` (one flow), repeated with ``save_on_steps`` when a saved value taken from a step's dense
+    output raises L beyond the rounding bound (``saved_rises``): the saved rows are then accepted, descent-checked
+    step ends. (A batch steps onto its save times from the start: :func:`gflow.solve_flows`.)
 
     A solver's dense output is a polynomial through the step's stages, accurate to the step's order, but not
     guaranteed to descend between two save times inside one step; stepping onto every save time is (each saved row

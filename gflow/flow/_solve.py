@@ -109,7 +109,8 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     (``stats["rejected_ascent"]``). A value at a save time inside a step is the solver's dense output, as accurate
     as the step; the saved losses are checked for a rise beyond the rounding bound after the solve, and a flow whose
     saves rose is solved again with every step landing on each save time, so that every saved value is an accepted,
-    descent-checked step end (:func:`gflow.flow.with_saves_checked`). A step that can no longer move the time variable (t + h = t in float64) ends the run with
+    descent-checked step end (:func:`gflow.flow.with_saves_checked`; :func:`solve_flows` steps onto the save times
+    from the start). A step that can no longer move the time variable (t + h = t in float64) ends the run with
     status ``"step_size_underflow"``; ``max_steps`` reached, ``"max_steps"``; both messages name the time reached.
 
     Args:
