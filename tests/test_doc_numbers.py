@@ -267,7 +267,7 @@ def test_record_entries_say_how_when_and_at_which_commit():
 # the pages
 # ------------------------------------------------------------------------------------------------------------------
 # docs/sweeps.md's times are being rewritten from the record by its own change; until then its failures are expected
-PENDING = {"docs/sweeps.md": "its times do not come from a record yet (bench/doc_timings.py measures its discrete sweep)"}
+PENDING = {}
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(reason=PENDING[p], strict=False))
