@@ -59,8 +59,8 @@ def test_a_batch_shares_the_grid_of_its_fastest_flow(fast_loss):
     slow = gflow.PopulationLoss(teachers.balanced(jax.random.key(0), 2), 5)  # w0 = 1: ten times slower
     model0 = initializers.gaussian(jax.random.key(1), 4, scale=1e-3)
     batch = _planned_grid(gflow.solve_flows, [slow, fast_loss, slow], [model0] * 3, 1e8, save_at=50)
-    assert batch[1] == first_save_offset(flow_time_scale(fast_loss, model0), 0.0, 1e8) == 1e-3
-    assert _planned_grid(gflow.solve_flow, slow, model0, 1e8, save_at=50)[1] == 1e-2
+    assert batch[1] == first_save_offset(flow_time_scale(fast_loss, model0), 0.0, 1e8) == 1e-4
+    assert _planned_grid(gflow.solve_flow, slow, model0, 1e8, save_at=50)[1] == 1e-3
     assert len(batch) == 50 and batch[-1] == 1e8
     explicit = np.geomspace(1e-5, 1e8, 7)
     np.testing.assert_array_equal(_planned_grid(gflow.solve_flow, slow, model0, 1e8, save_at=explicit),
@@ -68,8 +68,8 @@ def test_a_batch_shares_the_grid_of_its_fastest_flow(fast_loss):
 
 
 def test_first_save_offset_rounds_down_and_stays_within_t0_t1():
-    assert first_save_offset(0.5, 0.0, 1e8) == 1e-2  # τ/10 = 0.05, rounded down to a power of ten
-    assert first_save_offset(0.5, 0.0, 1.0) == 1e-2
+    assert first_save_offset(0.5, 0.0, 1e8) == 1e-3  # τ/100 = 0.005, rounded down to a power of ten
+    assert first_save_offset(0.5, 0.0, 1.0) == 1e-3
     assert first_save_offset(50.0, 0.0, 1.0) == 1e-2  # at most 1e-2 (t1 − t0)
     assert first_save_offset(1e-30, 0.0, 1e3) == 1e-12  # at least 1e-15 (t1 − t0)
     assert first_save_offset(1e-30, 1e6, 1e6 + 1.0) == pytest.approx(1e-6)  # and distinct from t0 in float64
@@ -82,14 +82,14 @@ def test_first_save_offset_rounds_down_and_stays_within_t0_t1():
 @pytest.mark.slow
 def test_the_readme_flow_at_t1_1e8():
     """README's first example at t1 = 1e8: the loss falls from 5.2 to ~1e-5 between t ≈ 2.5 and 3; the default
-    grid starts at 0.01 and shows it, where the old rule's first save (t = 100) came after it."""
+    grid starts at 0.001 and shows it, where the old rule's first save (t = 100) came after it."""
     teacher = teachers.balanced(jax.random.key(0), 5)
     loss = gflow.PopulationLoss(teacher, k=20)
     model0 = initializers.gaussian(jax.random.key(1), 25, scale=1e-3)
     traj = gflow.solve_flow(loss, model0, 1e8, progress=False)
     ok, why = shows_the_learning_phase(traj)
     assert ok, why
-    assert traj.ts[1] == 1e-2 and flow_time_scale(loss, model0) == pytest.approx(0.5, rel=1e-3)
+    assert traj.ts[1] == 1e-3 and flow_time_scale(loss, model0) == pytest.approx(0.5, rel=1e-3)
     old = traj.ts.copy()
     old[1:] = gflow.flow.log_save_times(0.0, 1e8, 200)[1:]
     assert old[1] == 100.0 and np.interp(old[1], traj.ts, traj.loss) < 1e-2 * traj.loss[0]  # after the drop

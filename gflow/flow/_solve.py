@@ -128,7 +128,7 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
         save_at: The number of log-spaced save times (default 200), an array of times in [t0, t1], or a
             ``diffrax.SaveAt(ts=..., t0=...)`` (times only). A number gives t0, then log-spaced times from t0 + δ to
             t1, where δ starts at the flow's own first time scale τ = 1/|λ|max of the Hessian ∇²L(θ0) (a few
-            Hessian-vector power iterations before the solve; :func:`gflow.run.flow_time_scale`): δ = τ/10 rounded
+            Hessian-vector power iterations before the solve; :func:`gflow.run.flow_time_scale`): δ = τ/100 rounded
             down to a power of ten, kept within [1e-15, 1e-2] × (t1 − t0) (:func:`gflow.run.first_save_offset`).
             A log-log plot of the default trajectory then shows the flow from where it starts to move, whatever
             t1; where τ cannot be estimated, δ = 1e-6 (t1 − t0).
