@@ -94,8 +94,8 @@ class IntegratorOutput(NamedTuple):
         underflow: The step size reached the resolution of t.
         rejected_ascent: The steps rejected for an ascent of the loss.
         saved_rises: The saved rows whose L rises beyond the rounding bound over the previous one
-            (:func:`gflow.flow.saved_rises`); a solve whose dense-output saves rise is repeated with
-            ``save_on_steps``.
+            (:func:`gflow.flow.saved_rises`), counted for dense-output saves only (0 with ``save_on_steps``); a
+            solve whose dense-output saves rise is repeated with ``save_on_steps``.
         time_restarts: The continuations in a fresh local time (set after the solve, when the flows that
             underflowed have been continued).
     """
