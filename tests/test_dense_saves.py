@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gflow
+from conftest import assert_never_rises
 from gflow import flatten, initializers, teachers
 from gflow.flow import GradientFlowTerm, ROS34PW2, StageInterpolation
 
@@ -141,3 +142,50 @@ def test_dense_saves_take_fewer_steps_than_saves_on_steps():
     many = gflow.solve_flow(loss, model0, 1e4, save_at=gflow.flow.log_save_times(0.0, 1e4, 200),
                             solver="rosenbrock", progress=False)
     assert many.stats["steps"] <= few.stats["steps"] + 2
+
+
+@pytest.mark.parametrize("slots", [None, 2])
+def test_batch_saves_from_the_dense_output_descend_and_cost_few_steps(slots):
+    """A batch (lock-step and refilling) saves from the dense output too: 200 saves add a few steps to each flow's
+    own (a step covers at most BATCH_SAVES_PER_STEP save times), where stepping onto each save time would take at
+    least 200 (the flow of seed 2 takes about 95); every flow's saved losses descend, and each flow agrees with its own
+    solve_flow."""
+    loss = gflow.PopulationLoss(teachers.balanced(key(0), 2), 6)
+    models = [initializers.gaussian(key(i), 4, scale=0.5) for i in (1, 2, 3)]
+    ts = gflow.flow.log_save_times(0.0, 1e4, 200)
+    kw = dict(rtol=1e-5, error_control="parameters", solver="rosenbrock", progress=False)
+    batch = gflow.solve_flows([loss] * 3, models, 1e4, save_at=ts, slots=slots, **kw)
+    steps = np.asarray(batch.stats["steps"])
+    assert steps.min() < len(ts) // 2, steps
+    for i, model0 in enumerate(models):
+        few = gflow.solve_flow(loss, model0, 1e4, save_at=gflow.flow.log_save_times(0.0, 1e4, 2), **kw)
+        assert few.stats["steps"] <= steps[i] <= few.stats["steps"] + 10, (steps[i], few.stats["steps"])
+        assert_never_rises(loss, batch[i], model0)
+        one = gflow.solve_flow(loss, model0, 1e4, save_at=ts, **kw)  # other steps (no cap): rtol-sized differences,
+        np.testing.assert_allclose(batch[i].params, one.params, rtol=1e-2, atol=1e-4)  # grown through the saddle
+
+
+def _outputs(rises, fill):
+    n = len(rises)
+    fields = {f: np.full((n, 2), fill, dtype=float) for f in gflow.flow.IntegratorOutput._fields}
+    fields["saved_rises"] = np.asarray(rises)
+    fields["time_restarts"] = None
+    return gflow.flow.IntegratorOutput(**fields)
+
+
+def test_batch_rows_whose_saves_rose_are_solved_again_alone():
+    """Only the flows whose dense-output saves rose are solved again, and only their rows change."""
+    asked = []
+
+    def again(rows):
+        asked.append(rows.tolist())
+        return _outputs([0] * len(rows), 7.0)
+
+    out = gflow.flow.with_batch_saves_checked(_outputs([0, 3, 0, 1], 1.0), again)
+    assert asked == [[1, 3]]
+    np.testing.assert_array_equal(out.ys[:, 0], [1.0, 7.0, 1.0, 7.0])
+    np.testing.assert_array_equal(out.saved_rises, [0, 0, 0, 0])
+    assert out.time_restarts is None
+    asked.clear()
+    same = _outputs([0, 0], 1.0)
+    assert gflow.flow.with_batch_saves_checked(same, again) is same and asked == []

@@ -31,8 +31,10 @@ from ._options import (
     STOCK_SOLVERS as STOCK_SOLVERS,
 )
 from ._problem import (
+    BATCH_SAVES_PER_STEP as BATCH_SAVES_PER_STEP,
     FlowProblem as FlowProblem,
     IntegratorOutput as IntegratorOutput,
+    with_batch_saves_checked as with_batch_saves_checked,
     with_saves_checked as with_saves_checked,
 )
 from ._progress import with_elapsed_lines as with_elapsed_lines

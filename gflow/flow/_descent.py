@@ -88,7 +88,8 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
     """A diffrax controller with the descent guard.
 
     It wraps ``controller`` with the descent guard and, when ``resolve_loss``, the residual-space error control of
-    the gradient flow ``term`` (module docstring); every step lands on each of ``step_ts`` it would cross. Its state
+    the gradient flow ``term`` (module docstring); every step lands on each of ``step_ts`` it would cross, or with
+    ``saves_per_step`` = k > 1 covers at most k of them (it lands on the k-th when it would cross it). Its state
     ends with the number of steps rejected for an ascent, read by :func:`rejected_ascent`. A step error longer than
     θ is a gflow solver's fused one (:func:`pack_step_error`: e, J e, r(θ_{n+1})), which the guard judges the step
     by instead of evaluating r at θ_{n+1} itself (module docstring, "The guard fused into gflow's solvers").
@@ -98,7 +99,8 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         term: The gradient flow's term.
         resolve_loss: Measure the local error in residual space too.
         theta_reference: The flow's θ0 when the solve continues it from a later state (None: the start).
-        step_ts: The times every step lands on.
+        step_ts: The times every step lands on (or, with ``saves_per_step`` > 1, covers at most that many of).
+        saves_per_step: How many of ``step_ts`` one step may cover (1: it lands on each).
     """
 
     controller: diffrax.AbstractAdaptiveStepSizeController
@@ -106,6 +108,7 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
     resolve_loss: bool = eqx.field(static=True)
     theta_reference: jax.Array | None = None  # where |r| sizes the default floor (the flow's θ0); None: the solve's y0
     step_ts: jax.Array | None = None  # times every step must land on (the save times): saved values are step ends
+    saves_per_step: int = eqx.field(static=True, default=1)
 
     @property
     def rtol(self):
@@ -123,10 +126,16 @@ class DescentController(diffrax.AbstractAdaptiveStepSizeController):
         return eqx.tree_at(lambda c: c.controller, self, self.controller.wrap(direction))
 
     def _clip(self, t0, t1):
-        """t1, or the first of ``step_ts`` after t0 if that comes sooner (a vectorized compare: no loop in the step)."""
+        """t1, or the first of ``step_ts`` after t0 if that comes sooner (a vectorized compare: no loop in the step);
+        with ``saves_per_step`` = k > 1, the k-th of them after t0 (``step_ts`` sorted)."""
         if self.step_ts is None:
             return t1
-        return jnp.minimum(t1, jnp.min(jnp.where(self.step_ts > t0, self.step_ts, jnp.inf)))
+        if self.saves_per_step == 1:
+            return jnp.minimum(t1, jnp.min(jnp.where(self.step_ts > t0, self.step_ts, jnp.inf)))
+        index = jnp.sum(self.step_ts <= t0) + (self.saves_per_step - 1)  # a compare, not a search loop in the step
+        kth = jnp.where(index < self.step_ts.shape[0], self.step_ts[jnp.minimum(index, self.step_ts.shape[0] - 1)],
+                        jnp.inf)
+        return jnp.minimum(t1, kth)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         t1, inner = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)

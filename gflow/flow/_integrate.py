@@ -19,7 +19,7 @@ from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import BATCH_AXIS
 from ._descent import rejected_ascent, saved_rises
 from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
-from ._problem import FlowProblem, IntegratorOutput, with_saves_checked
+from ._problem import BATCH_SAVES_PER_STEP, FlowProblem, IntegratorOutput, with_saves_checked
 from ._step_control import guarded_controller, solver_for_rtol
 from ._stopping import stops
 from ._term import GradientFlowTerm
@@ -58,7 +58,7 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
     sol = diffrax.diffeqsolve(
         term, solver, problem.t0, problem.t1, None, theta0,
         stepsize_controller=guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss,
-                                               theta_reference, problem.ts if problem.save_on_steps else None),
+                                               theta_reference, problem),
         # the final solver state only where it carries a work count: other solvers' programs stay as they were
         saveat=diffrax.SaveAt(ts=problem.ts, t1=True, solver_state=counts_hessian_vector_products(solver),
                               controller_state=True),
@@ -133,11 +133,12 @@ def integrate(problem: FlowProblem, loss, model0, atol, diverge, meter) -> Integ
 
 def _integrate_batch_impl(problem: FlowProblem, losses, models0, diverge, atol, meter, mesh) -> IntegratorOutput:
     """Stacked flows of ``problem`` in one program: vmapped, and split over ``mesh``'s devices (each device runs its
-    own lock-step loop over its rows, so devices never wait for each other) when a mesh is given. Every step lands
-    on the save times (``save_on_steps``), as in the refilling loop, so that the two paths agree to rounding and a
-    flow's bits never depend on its batch (dense-output saves, as :func:`integrate` takes, would need a repeat of the
-    flows whose saves rose)."""
-    problem = dataclasses.replace(problem, save_on_steps=True)
+    own lock-step loop over its rows, so devices never wait for each other) when a mesh is given. Saves come from
+    the dense output, a step covering at most ``BATCH_SAVES_PER_STEP`` save times, as in the refilling loop, so
+    that the two paths agree to rounding (unless ``problem.save_on_steps``: every step lands on them); the caller
+    solves again the flows whose saves rose (:func:`gflow.flow.with_batch_saves_checked`)."""
+    if not problem.save_on_steps:
+        problem = dataclasses.replace(problem, saves_per_step=BATCH_SAVES_PER_STEP)
 
     def local(losses, models0, diverge, atol, times):
         shared = problem.with_times(times)

@@ -56,21 +56,21 @@ from diffrax._term import WrapTerm
 from .._checks import GflowInputError
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
-from ._descent import rejected_ascent
+from ._descent import rejected_ascent, saved_rises
 from ._gradient_flow_solver import hessian_vector_products
 from ._options import FlowSetup
-from ._problem import FlowProblem, IntegratorOutput
+from ._problem import BATCH_SAVES_PER_STEP, FlowProblem, IntegratorOutput
 from ._step_control import guarded_controller, solver_for_rtol
 from ._stopping import stops
 from ._term import GradientFlowTerm
 
 ITERATIONS_PER_CALL = 2_000  # loop steps per compiled call: between calls the host reports progress
 REFILL_FRACTION = 16  # refill when 1/REFILL_FRACTION of the slots are waiting (or none is running)
-# Saves one step can make: steps land on every save time (save_on_steps: the descent guard steps onto them; dense-output
-# saves, which solve_flow and the lock-step batch take, could put many save times in one step), so with distinct save times
-# a step saves at most its end, plus t0 on the first step, or the last two times when diffrax stretches a step ending
-# within 100 ulps of t1 to t1 (integrate_refilling removes repeated times and refuses grids that need more)
-SAVES_PER_STEP = 2
+# Saves one step can make: a step covers at most BATCH_SAVES_PER_STEP distinct save times (dense-output saves; with
+# save_on_steps it lands on each, and saves one), plus t0 on the first step and the last two times when diffrax
+# stretches a step ending within 100 ulps of t1 to t1 (integrate_refilling removes repeated times and refuses grids
+# that need more)
+SAVES_PER_STEP = BATCH_SAVES_PER_STEP + 2
 
 
 class _Flow(eqx.Module):
@@ -118,7 +118,7 @@ def _stepper(problem: FlowProblem, loss, atol, diverge, static, unravel) -> _Ste
     # diffeqsolve wraps the terms and the controller in the direction of integration (+1 here): so do we, so that
     # the solvers and the controller see exactly what they see there
     controller = guarded_controller(problem.controller, problem.rtol, atol, term, problem.resolve_loss, None,
-                                    problem.ts if problem.save_on_steps else None).wrap(1)
+                                    problem).wrap(1)
     solver = _with_stepsize_tolerances(solver_for_rtol(problem.solver, problem.rtol), controller)
     return _Stepper(terms=WrapTerm(term, 1), solver=solver, controller=controller, diverge=diverge,
                     watch_loss=problem.watch_loss)
@@ -429,7 +429,8 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
             steps=fin.steps, accepted=fin.accepted, rejected=fin.rejected,
             hessian_vector_products=fin.hessian_vector_products,
             underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent,
-            saved_rises=jnp.array(0))  # saves on steps (integrate_refilling): step ends the guard accepted
+            # only dense-output saves are checked: saves on steps are step ends the guard accepted
+            saved_rises=jnp.array(0) if spec.problem.save_on_steps else saved_rises(term, ys, theta0, ROWS_PER_BATCH))
 
     return eqx.filter_vmap(one)(flows.losses, flows.statics, flows.thetas, loop.ts, loop.ys, loop.final)
 
@@ -454,8 +455,10 @@ def loading_order(thetas: np.ndarray) -> np.ndarray:
 
 def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, diverge, setup: FlowSetup,
                         slots_per_device: int, devices, progress=None) -> IntegratorOutput:
-    """Integrate the flows of a stacked batch through refilling slots, every step landing on the save times
-    (``save_on_steps``: a step of this loop saves at most ``SAVES_PER_STEP`` values).
+    """Integrate the flows of a stacked batch through refilling slots, saves from the dense output with a step
+    covering at most ``BATCH_SAVES_PER_STEP`` save times, as the lock-step batch takes them (with
+    ``problem.save_on_steps``, every step landing on them); the caller solves again the flows whose saves rose
+    (:func:`gflow.flow.with_batch_saves_checked`).
 
     The flows go in :func:`loading_order`, dealt round-robin to the devices (each device's rows padded to a bucketed
     size; padding rows never run).
@@ -476,7 +479,8 @@ def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, di
         The integrator's outputs as numpy arrays with a leading flow axis, in the batch's order (``time_restarts``
         unset).
     """
-    problem = dataclasses.replace(problem, save_on_steps=True)
+    if not problem.save_on_steps:
+        problem = dataclasses.replace(problem, saves_per_step=BATCH_SAVES_PER_STEP)
     _, _, unravel = flatten(take(models0, 0))
     statics = eqx.partition(models0, eqx.is_inexact_array)[1]  # each flow's own (the arrays θ does not hold)
     save_ts, repeats = distinct_save_times(setup.ts, setup.t0, setup.t1)
@@ -517,17 +521,17 @@ def integrate_refilling(problem: FlowProblem, losses, models0, thetas, atols, di
 
 def distinct_save_times(ts: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
     """The distinct save times of ``ts`` (sorted) and, for each time of ``ts``, its index among them. A step saves at
-    most SAVES_PER_STEP distinct times; a grid that would need more in one step (several times within the 100 ulps
-    below t1 that diffrax stretches a step over) is refused."""
+    most SAVES_PER_STEP distinct times, BATCH_SAVES_PER_STEP of them inside it; a grid that would need more in one
+    step (more than two times within the 100 ulps below t1 that diffrax stretches a step over) is refused."""
     distinct, repeats = np.unique(np.asarray(ts, dtype=np.float64), return_inverse=True)
     floor = float(t1)
     for _ in range(100):
         floor = float(np.nextafter(floor, -np.inf))
     stretched = int(np.sum(distinct > floor)) + int(floor <= t0)
-    if stretched > SAVES_PER_STEP:
-        raise GflowInputError(f"refilling slots save at most {SAVES_PER_STEP} distinct times per step, and {stretched} "
-                              f"save times lie within 100 ulps of t1 = {t1}, which one step covers: space them out, "
-                              "or use slots=None")
+    if stretched > SAVES_PER_STEP - BATCH_SAVES_PER_STEP:
+        raise GflowInputError(f"refilling slots save at most {SAVES_PER_STEP - BATCH_SAVES_PER_STEP} distinct times "
+                              f"within 100 ulps of t1 = {t1}, which one step covers, and {stretched} save times lie "
+                              "there: space them out, or use slots=None")
     return distinct, repeats.reshape(-1)
 
 

@@ -46,7 +46,7 @@ from ..stacking import (
 from ._assembly import build_flow_batch
 from ._integrate import errors_as_nan, integrate, integrate_batch, integrate_batch_jit
 from ._options import check_solver_fits, flow_setup, FlowSetup, SolveOptions
-from ._problem import f64, flow_problem, FlowProblem
+from ._problem import f64, flow_problem, FlowProblem, with_batch_saves_checked
 from ._progress import LogTimeProgressMeter, with_elapsed_lines
 from ._refill import integrate_refilling, progress_printer
 from ._restart import continue_past_underflow
@@ -109,8 +109,8 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     (``stats["rejected_ascent"]``). A value at a save time inside a step is the solver's dense output, as accurate
     as the step; the saved losses are checked for a rise beyond the rounding bound after the solve, and a flow whose
     saves rose is solved again with every step landing on each save time, so that every saved value is an accepted,
-    descent-checked step end (:func:`gflow.flow.with_saves_checked`; :func:`solve_flows` steps onto the save times
-    from the start). A step that can no longer move the time variable (t + h = t in float64) ends the run with
+    descent-checked step end (:func:`gflow.flow.with_saves_checked`; :func:`solve_flows` likewise per flow, its
+    steps covering at most ``BATCH_SAVES_PER_STEP`` save times each). A step that can no longer move the time variable (t + h = t in float64) ends the run with
     status ``"step_size_underflow"``; ``max_steps`` reached, ``"max_steps"``; both messages name the time reached.
 
     Args:
@@ -303,7 +303,16 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     meter = _meter(setup, sharded=mesh is not None, flows=n)
     out = _reported(setup, lambda: jax.block_until_ready(integrate_batch(problem, losses_p, models_p, diverge_p, atol_p,
                                                                          meter, mesh)), "flows")
-    out = continue_past_underflow(out.on_host(n), problem, losses, models0, thetas, setup,
+
+    def on_steps(rows):  # the flows whose saves rose, in the program the batch ran
+        again = [pad_to(take(x, rows), size) for x in (losses, models0, (f64(diverge), f64(atols)))]
+        if mesh is not None:
+            again = [place(x, mesh) for x in again]
+        return jax.block_until_ready(integrate_batch(dataclasses.replace(problem, save_on_steps=True), again[0],
+                                                     again[1], again[2][0], again[2][1], meter, mesh)).on_host(len(rows))
+
+    out = with_batch_saves_checked(out.on_host(n), on_steps)
+    out = continue_past_underflow(out, problem, losses, models0, thetas, setup,
                                   diverge, atols, program=size // (1 if mesh is None else len(mesh.devices.flat)))
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,
@@ -318,6 +327,9 @@ def _solve_refilling(problem: FlowProblem, losses, models0, thetas, setup: FlowS
     meter = None if setup.progress is False else progress_printer(0.0 if setup.progress is True else QUIET_SECONDS)
     start = time.perf_counter()
     out = integrate_refilling(problem, losses, models0, thetas, atols, diverge, setup, per_device, devices, meter)
+    out = with_batch_saves_checked(out, lambda rows: integrate_refilling(
+        dataclasses.replace(problem, save_on_steps=True), take(losses, rows), take(models0, rows), thetas[rows],
+        np.asarray(atols)[rows], np.asarray(diverge)[rows], setup, per_device, devices, None))
     out = continue_past_underflow(out, problem, losses, models0, thetas, setup, diverge, atols, program=per_device)
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models0, thetas, diverge, atols, out, wall,

@@ -94,12 +94,17 @@ def resolves_loss(error_control: str, loss) -> bool:
     return error_control != "parameters" and isinstance(loss, AbstractSumOfSquares)
 
 
-def guarded_controller(controller, rtol, atol, term, resolve_loss: bool, theta_reference, step_ts) -> DescentController:
+def guarded_controller(controller, rtol, atol, term, resolve_loss: bool, theta_reference, problem) -> DescentController:
     """The controller a solve runs with (inside the compiled solve; ``rtol`` and ``atol`` traced): the user's
     ``controller``, or a PIDController(rtol, atol) when it is None, wrapped in the descent guard, which also makes
-    every step land on each of ``step_ts``."""
+    every step land on each save time of ``problem`` (``save_on_steps``) or cover at most ``saves_per_step`` of
+    them (:class:`gflow.flow.FlowProblem`)."""
     inner = controller if controller is not None else diffrax.PIDController(rtol=rtol, atol=atol)
-    return DescentController(inner, term, resolve_loss, theta_reference, step_ts=step_ts)
+    if problem.save_on_steps:
+        step_ts, per_step = problem.ts, 1
+    else:
+        step_ts, per_step = (problem.ts, problem.saves_per_step) if problem.saves_per_step else (None, 1)
+    return DescentController(inner, term, resolve_loss, theta_reference, step_ts=step_ts, saves_per_step=per_step)
 
 
 def solver_for_rtol(solver, rtol):
