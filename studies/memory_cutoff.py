@@ -21,8 +21,8 @@ E. P11(c), P8: projected GD (η = 1/(T√τ), radii ρ = ν̄) on a transport te
 F. P13: projected GD against plain GD on the same problem at step sizes c/(T√τ), c = 1, 4, …: projected GD keeps
    α_m σ₁ < 1 at every iterate below the cutoff (by construction, a sanity check: 003-P13 is an identity); plain GD
    "needs a smaller η" (at the largest c at which projected GD trains, final R_S ≤ 0.1 R_S(0), plain GD must not) is
-   derived here, not the paper's (Remark 5 says nothing of plain GD's step): reported as a finding that
-   decides no prediction.
+   derived here, not the paper's (Remark 5 says nothing of plain GD's step): reported as the finding 003-F1, which
+   decides nothing.
 G. P6, P14 (below the cutoff, length T of --transport-length): the transported point of Prop. 3's proof and
    Remark 4 (Theorem 1's reference point, eq. 20), Θ̄_i = Θ_i(0) + c_i (v_w(W_ii(0)), v_u(U_i(0)))/√m, built from the
    teacher's own transport maps, approximates the teacher without training: Prop. 5 bounds |F_t(Θ̄) − F̃_t| by
@@ -38,11 +38,13 @@ H. P10 (Theorem 1: n enters only through √log(2Tn/δ)): fixed teacher, width m
    i.e. stay essentially flat. The loss on --test-sequences fresh sequences (at the best iterate) is reported.
 
 Kinds. A and B are identities (Def. 1, and Prop. 1 = the chain rule) and C is arithmetic of positive series:
-sanity checks of our code, never evidence for a prediction. So are the projection's guarantees (E, F). Predictions:
-Lemma 1's bounds and the gradient growth (D), the training results of E, the step-size comparison of F, and G
-and H (the transported point's feasibility, a construction, is a sanity check). The medians over seeds of E, G and
-H are decided by bootstrap intervals (``over_seeds``); the paper has no experiments, so the seed count (default 10)
-is ours.
+sanity checks of our code, never evidence for a prediction. So are the projection's guarantees (E, F), and D's
+bounded and exploding gradients at initialization (identities of the contraction and of the linear recursion; Lemma
+1's bounds, 003-P3, are an identity too). Deciding (each under its registered check id of validation/registry.toml,
+with the seeds it was decided on): the training results of E (003-P8, 003-P11), G's gradient-flow limit (003-P14)
+and H (003-P10); G's 1/m fall of the transported point is a central-limit rate (003-P6, an identity) and F's
+step-size comparison a finding (003-F1). The medians over seeds of E, G and H are decided by bootstrap intervals
+(``over_seeds``); the paper has no experiments, so the seed count (default 10) is ours.
 
 Our choices where the paper is silent (all options below): d = 2, inputs uniform in the unit ball, n = 32 training
 sequences, the transport teacher of gflow.objectives.nonlinear_teachers with ν̄_w = ν̄_u = 1 (v_w(±α) uniform in [−1, 1], v_u a
@@ -234,11 +236,13 @@ def part_d(args, checks, results):
               f"{args.grad_length} (both regimes, both input radii; 8 sequences, m = 64 at init; max ratio)", src,
               worst_ratio, 1.0, direction="<=", kind="prediction", predictions=["003-P3"]),
         check(f"ασ₁ < 1: max_i ‖∂_Θ_i H_t‖ is bounded in t (max over t > {half} / max over t <= {half} <= 1.2, "
-              "unit inputs, 8 sequences, m = 64 at init)", src11, short_growth, 1.2, direction="<=",
-              kind="prediction", predictions=["003-P11"]),
+              "unit inputs, 8 sequences, m = 64 at init; an identity of the contraction at initialization, not a "
+              "result of training: shown, deciding nothing)", src11, short_growth, 1.2, direction="<=",
+              kind="sanity", predictions=["003-P11"]),
         check(f"ασ₁ = {z_long:g} > 1, inputs of radius {args.small_radius:g} (σ' ≈ σ₁): max_i ‖∂H_t/∂U_i‖ grows like "
-              f"(ασ₁)ᵗ (fitted rate on t = 2 … {f} / log(ασ₁) within [0.85, 1.25])", src11, rate / np.log(z_long),
-              [0.85, 1.25], direction="in", kind="prediction", predictions=["003-P11"]),
+              f"(ασ₁)ᵗ (fitted rate on t = 2 … {f} / log(ασ₁) within [0.85, 1.25]; an identity of the linear "
+              "recursion at initialization, not a result of training: shown, deciding nothing)", src11,
+              rate / np.log(z_long), [0.85, 1.25], direction="in", kind="sanity", predictions=["003-P11"]),
     ]
     results["part_d"] = {"t": ts, "curves": {f"{lab}_r{r:g}": c for (lab, r), c in curves.items()},
                          "bound": bound, "long_small_rate": rate, "log_z_long": float(np.log(z_long)),
@@ -259,6 +263,7 @@ def part_e(args, checks, results):
                            and r["T"] == T])
 
     deg = {lab: per_seed(lab, t_hi) / per_seed(lab, t_lo) for lab in ("short", "long")}  # per seed
+    seeds = sorted({r["seed"] for r in rows})  # the seeds of every (regime, T), in the order of per_seed
     excess = max(r["excess"] for r in rows)
     short = [r for r in rows if r["regime"] == "short"]
     short_best = max(r["relative_best"] for r in short)
@@ -272,18 +277,20 @@ def part_e(args, checks, results):
               predictions=["003-P8"]),
         check(f"projected GD below the cutoff reaches min_s R_S(Θ(s)) <= 0.1 R_S(Θ(0)) at every T ∈ {args.lengths} "
               f"and seed ({len(short)} runs, n = {args.n} training sequences; worst ratio)", f"{SOURCE}, Theorem 1",
-              short_best, 0.1, direction="<=", kind="prediction", predictions=["003-P8"]),
+              short_best, 0.1, direction="<=", kind="prediction", predictions=["003-P8"],
+              check_id="003-P8.trains-below-cutoff", seeds=seeds),
         check(f"projected GD below the cutoff: the loss at the averaged parameters Θ̄_τ = (1/τ)Σ_(s<τ) Θ(s) "
               f"(Corollary 1) decreases with τ: R_S(Θ̄_τ) / R_S(Θ̄_(τ/2)) < 1 at every T and seed ({len(short)} runs, "
               f"τ = {args.tau}; worst ratio)", f"{SOURCE}, Corollary 1", averaged, 1.0,
-              direction="<", kind="prediction", predictions=["003-P8"]),
+              direction="<", kind="prediction", predictions=["003-P8"], check_id="003-P8.averaged-decreases",
+              seeds=seeds),
         over_seeds(f"ασ₁ < 1: relative loss min_s R_S/R_S(0) is about T-independent: per seed, ratio at T = {t_hi} "
                    f"to T = {t_lo} <= 2 (median over {len(deg['short'])} seeds)", src11, deg["short"], 2.0, "<=",
-                   predictions=["003-P11"]),
+                   predictions=["003-P11"], check_id="003-P11.flat-below-cutoff", seeds=seeds),
         over_seeds(f"ασ₁ > 1 degrades with T much faster: per seed, degradation ratio (T = {t_hi} vs {t_lo}) above "
                    f"the cutoff >= 3× the one below (seed s of each regime paired; median over {len(deg['short'])} "
                    "seeds)", src11, deg["long"] / deg["short"], 3.0, ">=", predictions=["003-P11"],
-                   degradation_short=deg["short"], degradation_long=deg["long"]),
+                   check_id="003-P11.degrades-above-cutoff", seeds=seeds, degradation_short=deg["short"], degradation_long=deg["long"]),
     ]
     results["part_e"] = {"rows": rows, "degradation": deg}
     return rows, usage, trajs
@@ -320,7 +327,7 @@ def part_f(args, checks, results):
                         f"{args.step_multipliers}, at which projected GD trains (no divergence, final R_S <= 0.1 "
                         "R_S(0)), plain GD from the same init does not (value: largest c at which plain GD trains / that "
                         "c, 0 if none)", src13, value, 1.0, passed=passed,
-                        kind="prediction", predictions=[], c_projected=c_proj, c_plain=c_plain))
+                        kind="prediction", predictions=["003-F1"], c_projected=c_proj, c_plain=c_plain))
 
     plain_short = [r for r in rows if r["regime"] == "short" and r["method"] == "plain"]
     finding = {
@@ -365,6 +372,7 @@ def part_g(args, checks, results):
                    f"the floor)/R_S(Θ(0)) <= floor = {P14_FLOOR:g} (median over {args.seeds} seeds; the flow is not "
                    "projected: radius_needed = √m × its largest per-neuron move, the smallest ρ at which the "
                    "projected flow is this flow)", src14, excess, P14_FLOOR, "<=", predictions=["003-P14"],
+                   check_id="003-P14.time-averaged-bound", seeds=[f["seed"] for f in flows],
                    radius_needed=[f["radius_needed"] for f in flows], max_ratio=[f["max_ratio"] for f in flows],
                    seed0_max_excess_rtol_1e_10=flows[0]["max_excess_rtol_1e-10"]),
     ]
@@ -388,7 +396,8 @@ def part_h(args, checks, results):
         f"/ at n = {n_lo} <= {P10_SLACK:g}·√(ln {n_hi} / ln {n_lo}) = {threshold:.3g} (Theorem 1: n enters only "
         f"through √log(2Tn/δ); the prediction is that the training loss does not grow with n, not that an error "
         f"falls with n; median over {args.seeds} seeds)", f"{SOURCE}, Theorem 1 eqs. (18)–(19)",
-        best[:, -1] / best[:, 0], threshold, "<=", predictions=["003-P10"], slope_ln_R_vs_ln_n=slopes,
+        best[:, -1] / best[:, 0], threshold, "<=", predictions=["003-P10"], check_id="003-P10.flat-in-n",
+        seeds=list(range(args.seeds)), slope_ln_R_vs_ln_n=slopes,
         median_best_per_n=dict(zip(map(str, sizes), np.median(best, axis=0))),
         median_test_loss_per_n=dict(zip(map(str, sizes), np.median(test, axis=0)))))
     results["part_h"] = {"sizes": sizes, "best": best, "test": test, "R0": initial, "slopes": slopes}

@@ -28,19 +28,27 @@ Checks (medians over seeds with bootstrap 95 % intervals, gflow.study.over_seeds
 no numbers). 002-P6 as pre-registered (before the first run; the check as it stood before commit 1056b11):
 the representable languages D_{L1} and substring reach test accuracy ≥ 0.75 (chance 0.5) at the largest width, and
 their test accuracy does not fall with width (largest ≥ smallest − 0.05; pre-registered on the difference of the
-medians, here per seed). Post hoc, marked in the claims and not deciding: 1056b11, after a run had passed, added
-PARITY to the ≥ 0.75 check, dropped the "does not fall" check and moved D_{L1} to the out-of-distribution split;
-PARITY's check is shown (no prediction id), the "does not fall" check is restored, and the split is i.i.d. again
-(the pre-registered split also tested D_{L1} on members seen in training). P6 is asymptotic: Thm 3.1 (and §4's
+medians, here per seed). Commit 1056b11, after a run had passed, added PARITY to the ≥ 0.75 check, dropped the "does
+not fall" check and moved D_{L1} to the out-of-distribution split; the "does not fall" check is restored and the
+split is i.i.d. again (the pre-registered split also tested D_{L1} on members seen in training). PARITY, named by the
+paper, counts under 002-P6 with its own registered check (``002-P6.parity-accuracy``, the same bar), written after
+that run: it decides only on the confirmatory seed block. P6 is asymptotic: Thm 3.1 (and §4's
 representability) need m, N ≥ poly(C, p, L, d_out, 1/ε) with unspecified polynomials, so no finite m, N is implied;
 the checks test our finite-size reading (N = 256, L = 10, m ≤ 256, Adam, λ = 1), as each claim says. 002-P5:
 for D_{L1} and substring the train–test gap does not grow with width (per seed, gap at the largest width − gap at
 the smallest ≤ 0.1). Sanity (preconditions, never evidence): every language is fitted at the largest width (train
 accuracy ≥ 0.95, worst seed); the out-of-distribution variant's test strings are held out.
 
+Seed blocks (``--seeds-block``): the exploratory block is seeds 0, 1, … (the block of every earlier run); the
+confirmatory block CONFIRMATORY_FIRST_SEED … + 9 (100 … 109; split keys 1100 … 1109), declared when PARITY's check
+was registered and never used before, is the one PARITY's check decides on (the pre-registered D_{L1} and substring
+checks decide on either block). Each seed s draws its split from key 1000 + s and its initialization from key s; the
+run's block is recorded as config["seeds_block"] and its record as validation/results/regular_language.<block>.json.
+
 Cost: the quick run takes about 16-19 s on 2 shared CPU cores; the full run (170 Adam runs) about 8 min unloaded (measured: one full-size seed in 64 s, compilation included), up to ~23 min with the cores shared (the previous record, 150 runs without the variant, took 18.1 min).
 
 Example:  python studies/regular_language.py --quick --out out/regular_language_quick
+          python studies/regular_language.py --seeds-block confirmatory   (the deciding run of PARITY's check)
 """
 
 from __future__ import annotations
@@ -55,13 +63,35 @@ import gflow
 from gflow import GflowInputError
 from gflow.objectives import TOKEN_DIM
 from gflow.problems import regular_language as rl
-from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
+from gflow.study import (
+    check,
+    CONFIRMATORY,
+    EXPLORATORY,
+    over_seeds,
+    QuickFull,
+    require_positive,
+    run_study,
+    save_figure,
+    SeedBlocks,
+    SEEDS_BLOCKS,
+    study_parser,
+)
 
 SOURCE = "seed 002 (Panigrahi & Goyal, NeurIPS 2021)"
 REPRESENTABLE, NAMES = rl.REPRESENTABLE, rl.NAMES
 FIT = 0.95  # train accuracy of the precondition (ours)
 GAP_GROWTH = 0.1  # P5: gap(largest m) − gap(smallest m) ≤ this (ours)
 FALL = 0.05  # P6 (pre-registered): test(largest m) ≥ test(smallest m) − this (ours)
+# Seed blocks (--seeds-block): the exploratory block 0, 1, … of every earlier run, and the confirmatory block declared
+# when PARITY's check (002-P6.parity-accuracy) was registered after a run, never used before (validation/registry.toml).
+CONFIRMATORY_FIRST_SEED = 100
+CONFIRMATORY_SEEDS = 10
+BLOCKS = SeedBlocks(CONFIRMATORY_FIRST_SEED, CONFIRMATORY_SEEDS)
+seed_list = BLOCKS.seeds  # the first n seeds of a block
+# the registered deciding checks of 002-P6 (validation/registry.toml [[check]]), by language
+ACCURACY_ID = {"d_l1": "002-P6.dl1-accuracy", "contains": "002-P6.substring-accuracy",
+               "parity": "002-P6.parity-accuracy"}
+NO_FALL_ID = {"d_l1": "002-P6.dl1-no-fall", "contains": "002-P6.substring-no-fall"}
 
 
 def parse_args(argv=None):
@@ -73,8 +103,12 @@ def parse_args(argv=None):
     p.add_argument("--widths", type=int, nargs="+", default=QuickFull([16, 32, 64, 128, 256], quick=[16, 128]),
                    help="widths m")
     p.add_argument("--seeds", type=int, default=QuickFull(10, quick=2),
-                   help="seeds per (language, width), each its own split and init (10 is ours: the paper's count is "
-                        "lost)")
+                   help="seeds per (language, width), the first of --seeds-block, each its own split and init (10 is "
+                        "ours: the paper's count is lost)")
+    p.add_argument("--seeds-block", choices=SEEDS_BLOCKS, default=EXPLORATORY,
+                   help=f"{EXPLORATORY}: seeds 0, 1, … (the block of the earlier runs); {CONFIRMATORY}: the fresh "
+                        f"block {CONFIRMATORY_FIRST_SEED} … {CONFIRMATORY_FIRST_SEED + CONFIRMATORY_SEEDS - 1}, on "
+                        "which PARITY's check of 002-P6 (registered after a run) decides")
     p.add_argument("--n-train", type=int, default=QuickFull(256, quick=128), help="training strings")
     p.add_argument("--n-test", type=int, default=QuickFull(512, quick=256), help="test strings")
     p.add_argument("--steps", type=int, default=600, help="full-batch Adam steps")
@@ -106,6 +140,9 @@ def validate(args):
         raise GflowInputError(f"--pattern must be a 0/1 string no longer than --length, got {args.pattern!r}")
     if not all(v > 0 for v in (args.lr, args.eps_x, args.output_scale)) or not 0.5 < args.min_test < 1:
         raise GflowInputError("--lr, --eps-x, --output-scale must be positive and --min-test in (0.5, 1)")
+    args.seed_list = seed_list(args.seeds_block, args.seeds)
+
+
 
 
 def dataset(args, language, seed, split="iid"):
@@ -135,9 +172,21 @@ def train(args, x_tr, y_tr, m, seed):
 
 
 def make_checks(args, per_seed) -> list[dict]:
-    """The study's checks from ``per_seed(language, m, key, split="iid")`` (one value per seed, seeds in order; key
-    "train", "test" or "test_seen_in_train"; split "ood" only for D_{L1} at the smallest and largest widths)."""
+    """The study's checks (seed 002 §4, 002-P6; Thm 3.1, 002-P5), each deciding one carrying its registered check id
+    and the seeds it was decided on.
+
+    Args:
+        args: the study's options (``widths``, ``seeds``, ``seed_list``, ``seeds_block``, ``languages``, ...).
+        per_seed: ``per_seed(language, m, key, split="iid")``, one value per seed, the seeds of ``args.seed_list``
+            in order; key "train", "test" or "test_seen_in_train"; split "ood" only for D_{L1} at the smallest and
+            largest widths.
+
+    Returns:
+        The check entries.
+    """
     lo, hi, n = args.widths[0], args.widths[-1], args.seeds
+    seeds = list(getattr(args, "seed_list", range(n)))
+    block = getattr(args, "seeds_block", EXPLORATORY)
     src = f"{SOURCE}, §4 regular languages (002-P6)"
     iid = (f"{args.n_test} test strings drawn i.i.d. from the training distribution, independently of the seed's "
            f"{args.n_train} training strings (population accuracy)")
@@ -158,29 +207,32 @@ def make_checks(args, per_seed) -> list[dict]:
                             kind="sanity", predictions=["002-P6"]))
         if lang in REPRESENTABLE:
             checks.append(over_seeds(
-                f"{name}: 002-P6 as pre-registered (D_L1 and substring, bar {args.min_test:g}; PARITY added after a "
-                f"run in 1056b11, reported apart, not deciding): test accuracy on {iid} at the largest width m = "
-                f"{hi} ≥ {args.min_test:g} (chance 0.5; median over {n} seeds); {finite}", src,
-                per_seed(lang, hi, "test"), args.min_test, ">=", predictions=["002-P6"]))
+                f"{name}: 002-P6 as pre-registered (D_L1 and substring, bar {args.min_test:g}; PARITY, added after a "
+                f"run in 1056b11, has its own check): test accuracy on {iid} at the largest width m = "
+                f"{hi} ≥ {args.min_test:g} (chance 0.5; median over {n} seeds, {block} block); {finite}", src,
+                per_seed(lang, hi, "test"), args.min_test, ">=", predictions=["002-P6"], check_id=ACCURACY_ID[lang],
+                seeds=seeds))
             change = per_seed(lang, hi, "test") - per_seed(lang, lo, "test")
             checks.append(over_seeds(
                 f"{name}: 002-P6 as pre-registered (dropped after a run in 1056b11, restored): test accuracy does "
                 f"not fall with width: test(m = {hi}) − test(m = {lo}) ≥ {-FALL:g} (per seed; median over {n} "
                 f"seeds; pre-registered on the difference of the medians); {finite}", src, change, -FALL, ">=",
-                predictions=["002-P6"]))
+                predictions=["002-P6"], check_id=NO_FALL_ID[lang], seeds=seeds))
             growth = ((per_seed(lang, hi, "train") - per_seed(lang, hi, "test"))
                       - (per_seed(lang, lo, "train") - per_seed(lang, lo, "test")))
             checks.append(over_seeds(f"{name} (representable languages only): the train–test gap on i.i.d. test "
                                      f"strings does not grow with width: gap at m = {hi} − gap at m = {lo} ≤ "
                                      f"{GAP_GROWTH:g} (per seed; median over {n} seeds)",
                                      f"{SOURCE}, Thm 3.1 sample complexity free of m (002-P5)", growth,
-                                     GAP_GROWTH, "<=", predictions=["002-P5"]))
-        else:  # PARITY: in 002-P6's check only since 1056b11, after a run had passed: reported, never deciding
+                                     GAP_GROWTH, "<=", predictions=["002-P5"], seeds=seeds))
+        else:  # PARITY: named by the paper; in 002-P6's check since 1056b11, after a run: decides on fresh seeds only
             checks.append(over_seeds(
-                f"{name}: post hoc, not deciding 002-P6 (PARITY added to the check after a run, 1056b11; the "
-                f"pre-registered scope is D_L1 and substring): test accuracy on {iid} at the largest width m = {hi} "
-                f"≥ {args.min_test:g} (chance 0.5; median over {n} seeds); {finite}", src, per_seed(lang, hi, "test"),
-                args.min_test, ">=", predictions=[]))
+                f"{name}: 002-P6, registered after a run (PARITY, named by seed 002, was added to the check after a "
+                f"run in 1056b11; it decides on the {CONFIRMATORY} block {CONFIRMATORY_FIRST_SEED} … "
+                f"{CONFIRMATORY_FIRST_SEED + CONFIRMATORY_SEEDS - 1} only; this run: {block} block): test accuracy on "
+                f"{iid} at the largest width m = {hi} ≥ {args.min_test:g} (chance 0.5; median over {n} seeds); "
+                f"{finite}", src, per_seed(lang, hi, "test"), args.min_test, ">=", predictions=["002-P6"],
+                check_id=ACCURACY_ID[lang], seeds=seeds, registered_after_run=True))
     if "d_l1" in args.languages and args.ood:  # the split of 1056b11: out of distribution, reported beside
         name = NAMES["d_l1"]
         checks.append(over_seeds(
@@ -188,7 +240,7 @@ def make_checks(args, per_seed) -> list[dict]:
             f"have their 1 at positions never seen in training, so the test distribution is not the training one "
             f"and Thm 3.1's population bound does not apply): held-out test accuracy at m = {hi} ≥ "
             f"{args.min_test:g} (median over {n} seeds)", f"{src}; our split (held_out_split)",
-            per_seed("d_l1", hi, "test", "ood"), args.min_test, ">=", predictions=[]))
+            per_seed("d_l1", hi, "test", "ood"), args.min_test, ">=", predictions=[], seeds=seeds))
     return checks
 
 
@@ -254,11 +306,12 @@ def train_all(args) -> list[dict]:
         jobs.append(("d_l1", "ood", [args.widths[0], args.widths[-1]]))
     rows = []
     total = sum(len(widths) for _, _, widths in jobs) * args.seeds
-    print(f"regular_language: {args.languages}, L = {args.length}, widths {args.widths}, {args.seeds} seed(s), "
+    print(f"regular_language: {args.languages}, L = {args.length}, widths {args.widths}, {args.seeds} seed(s) "
+          f"({args.seeds_block} block, {args.seed_list[0]} … {args.seed_list[-1]}), "
           f"N = {args.n_train}/{args.n_test}, Adam {args.steps} steps: {total} runs", flush=True)
     count = 0
     for lang, split, widths in jobs:
-        for seed in range(args.seeds):
+        for seed in args.seed_list:
             x_tr, y_tr, x_te, y_te, in_train = dataset(args, lang, seed, split)
             for m in widths:
                 count += 1

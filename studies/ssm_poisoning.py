@@ -135,6 +135,19 @@ def science(args, checks, results):
 
 
 def length_checks(L: int, r: dict, args) -> list[dict]:
+    """The checks at one length L (Slutzky et al. §4.1, §4.2, Tables 1, 3): each deciding one carries its registered
+    check id (validation/registry.toml: ``005-P1.L7``, ``005-P2.ratio-L7``, ``005-P2.every-seed-L7``,
+    ``005-P3.rank-L7`` and the same at L = 9) and the seeds it was decided on (242 … 253 at L = 7, 342 … 353 at L = 9
+    by default).
+
+    Args:
+        L: the length (7 or 9).
+        r: the flows at L (:func:`science`): ``seeds``, and per design the batch of flows at --rtol, --tight-rtol.
+        args: the study's options.
+
+    Returns:
+        The check entries.
+    """
     setting = sp.SETTINGS[L]
     seeds = r["seeds"]
     base, special = sp.at_end(r["baseline"]), sp.at_end(r["special"])
@@ -144,16 +157,19 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
     out = [
         over_seeds(f"{where}: baseline sequence only, extrapolation error max_j<{sp.HORIZON} |h_j − h*_j|/max|h*|, "
                    f"median over {n} seeds ≤ {BASELINE_EXTRAPOLATES:g} (the SSM extrapolates)", SOURCE, base,
-                   BASELINE_EXTRAPOLATES, "<=", predictions=["005-P1"]),
+                   BASELINE_EXTRAPOLATES, "<=", predictions=["005-P1"], check_id=f"005-P1.L{L}", seeds=seeds),
         over_seeds(f"{where}: per seed (same A0), extrapolation error with the special sequence / without, median "
                    f"over {n} seeds ≥ {POISON_RATIO:g} (clean labels poison the implicit bias)", SOURCE,
-                   special / base, POISON_RATIO, ">=", predictions=["005-P2"]),
+                   special / base, POISON_RATIO, ">=", predictions=["005-P2"], check_id=f"005-P2.ratio-L{L}",
+                   seeds=seeds),
         check(f"{where}: the special sequence raises the extrapolation error on every seed (fraction of {n} seeds "
               f"with error(special) > error(baseline) = 1)", SOURCE, float(np.mean(special > base)), 1.0,
-              direction=">=", kind="prediction", predictions=["005-P2"]),
+              direction=">=", kind="prediction", predictions=["005-P2"], check_id=f"005-P2.every-seed-L{L}",
+              seeds=seeds),
         over_seeds(f"{where}: per seed, effective rank (exp of the entropy of |a_i|/Σ|a_j|) of the learned A with "
                    f"the special sequence minus without, median over {n} seeds > 0", MECHANISM,
-                   erank["special"] - erank["baseline"], 0.0, ">", predictions=["005-P3"]),
+                   erank["special"] - erank["baseline"], 0.0, ">", predictions=["005-P3"], check_id=f"005-P3.rank-L{L}",
+                   seeds=seeds),
     ]
     batches = [r[k] for k in ("baseline", "special", "baseline_tight", "special_tight", "special_long")]
     worst_loss = max(float(np.max(sp.at_end(b, "loss"))) for b in batches)

@@ -1,4 +1,5 @@
-"""Smoke test of the main study script (quick mode, two scales, two seeds) and its per-seed indicator."""
+"""Smoke test of the main study script, balance_limit (quick mode, two scales, two seeds), and its per-seed
+indicator."""
 
 import json
 import os
@@ -24,22 +25,26 @@ def test_balance_limit_quick(tmp_path):
         summary = json.load(f)
     assert summary["study"] == "balance_limit"
     checks = summary["checks"]
-    assert len(checks) >= 9
+    assert len(checks) == 9
     for check in checks:
         assert {"claim", "source", "kind", "status", "value", "threshold", "passed", "predictions"} <= set(check)
         assert check["kind"] in ("prediction", "sanity") and check["status"] in ("pass", "FAIL", "inconclusive")
         assert check["passed"] == (check["status"] == "pass")
-    # quick mode is a smoke test: predictions may fail or stay inconclusive, the solver guards must pass
+    # the identities (000-P2, 000-P3, 000-P5) and the solver guards are sanity checks and must pass
     sanity = [c for c in checks if c["kind"] == "sanity"]
-    assert len(sanity) == 3 and all(c["status"] == "pass" for c in sanity), sanity
+    assert len(sanity) == 8 and all(c["status"] == "pass" for c in sanity), sanity
+    assert {p for c in sanity for p in c["predictions"]} == {"000-P2", "000-P3", "000-P5", "001-12"}
     assert summary["sanity_passed"] is True
-    per_seed = [c for c in checks if "interval" in c]
-    assert len(per_seed) == 5  # four slopes and the fraction of seeds
-    for check in per_seed:
-        assert check["kind"] == "prediction" and check["n"] == 2 and len(check["values"]) == 2
-        assert check["interval"][0] <= check["value"] <= check["interval"][1]
-    assert all(c["predictions"] for c in checks if c["kind"] == "prediction")
+    # 000-P4 is decided by one check, the fraction of balanced seeds with its exact binomial interval: on 2 seeds of
+    # the exploratory block it can only be inconclusive (2/2 gives [0.16, 1], 0/2 [0, 0.84])
+    (decision,) = [c for c in checks if c["kind"] == "prediction"]
+    assert decision["predictions"] == ["000-P4"] and decision["check_id"] == "000-P4.balanced-seeds"
+    assert decision["statistic"] == "clopper_pearson" and decision["threshold"] == 0.75 and decision["n"] == 2
+    assert decision["seeds"] == [0, 1] and decision["seeds_block"] == "exploratory"
+    assert decision["registered_after_run"] is True and decision["status"] == "inconclusive"
+    assert decision["interval"][0] <= decision["value"] <= decision["interval"][1]
     assert summary["config"]["eps"] == [1e-2, 1e-3] and summary["config"]["seeds"] == 2
+    assert summary["config"]["seed_list"] == [0, 1]
     figures = [p for p in os.listdir(out) if p.endswith(".png")]
     assert figures and all(os.path.getsize(out / p) > 10_000 for p in figures)
     assert os.path.isdir(out / "trajectories") and os.listdir(out / "trajectories")

@@ -61,9 +61,28 @@ def test_argument_checks():
     assert "fig1a_d100" not in extrapolation_phase.panel_settings(extrapolation_phase.parse_args(["--panels", "fig1b"]))
     assert list(extrapolation_phase.panel_settings(extrapolation_phase.parse_args(
         ["--panels", "fig1a_grid", "--sizes", "100"]))) == ["fig1a_grid", "fig1a_grid_d100"]
-    for bad in (["--levels", "3e-5"], ["--k-max", "200"], ["--sizes", "30"], ["--sizes", "40"]):
+    for bad in (["--levels", "3e-5"], ["--k-max", "200"], ["--sizes", "30"], ["--sizes", "40"],
+                ["--seeds-block", "fresh"], ["--seeds", "0"], ["--seeds-block", "confirmatory", "--seeds", "21"],
+                ["--seeds", "1001"]):
         with pytest.raises(SystemExit):
             extrapolation_phase.parse_args(bad)
+
+
+def test_seed_blocks():
+    """The exploratory block 0 … 9 (student keys 1000 + seed) and the confirmatory block 2000 … 2019, declared after
+    the first runs: disjoint, and neither's teacher keys (= seed) nor student keys (1000 + seed) meet the other's."""
+    full = extrapolation_phase.parse_args([])
+    assert full.seeds_block == "exploratory" and full.seed_list == list(range(10))
+    confirmatory = extrapolation_phase.parse_args(["--seeds-block", "confirmatory"])
+    assert confirmatory.seeds == 20 and confirmatory.seed_list == list(range(2000, 2020))
+    keys = {s for s in full.seed_list} | {1000 + s for s in full.seed_list}
+    assert not keys & ({s for s in confirmatory.seed_list} | {1000 + s for s in confirmatory.seed_list})
+    assert extrapolation_phase.parse_args(["--seeds-block", "confirmatory", "--seeds", "3"]).seed_list == [
+        2000, 2001, 2002]
+    quick = extrapolation_phase.parse_args(["--quick", "--seeds-block", "confirmatory"])
+    assert quick.seeds == 1 and quick.seed_list == [2000]
+    with pytest.raises(ValueError, match="unknown seeds block"):
+        extrapolation_phase.seed_list("fresh", 3)
     args = init_scale.parse_args(["--quick"])
     assert args.scales == [1e-5, 1e-1] and args.ks == [8, 14, 20] and args.seeds == 1
     assert init_scale.parse_args([]).seeds == 10
@@ -245,9 +264,10 @@ def test_mass_outside_top_atoms_of_a_known_measure():
 
 
 def test_fig1a_checks_carry_the_reading():
-    """The fig1a panels' checks (contrast, sharpening, below 2d̂, support) name their reading of C.2.1 and carry
-    it in the field ``reading``; the checks of the other panels carry none."""
-    args = types.SimpleNamespace(levels=[1e-2, 1e-11], horizon=100)
+    """The fig1a panels' checks (contrast, transition, sharpening, below 2d̂, support) name their reading of C.2.1
+    and carry it in the field ``reading``; the checks of the other panels carry none. The transition at 2d̂ decides
+    000-P10 / 000-P12 (knee; on fig3a also App. C.3's ratio); the contrast is reported beside."""
+    args = types.SimpleNamespace(levels=[1e-2, 1e-11], horizon=100, seeds_block="exploratory")
     panels = extrapolation_phase.PANELS
     counts = {}
     for name, reading in (("fig1a", "iid"), ("fig1a_grid", "grid")):
@@ -256,25 +276,41 @@ def test_fig1a_checks_carry_the_reading():
         checks, result = extrapolation_phase.panel_checks(name, table, args, panels, runs)
         counts[name] = len(checks)
         assert all(c["reading"] == reading and extrapolation_phase.READINGS[reading] in c["claim"] for c in checks)
-        assert checks[0]["claim"].startswith(f"{name} (d = 40)") and checks[0]["predictions"] == ["000-P10"]
+        assert checks[0]["claim"].startswith(f"{name} (d = 40)") and checks[0]["predictions"] == []
+        assert "decides nothing" in checks[0]["claim"] and checks[0]["status"] == "pass"
+        knee, c3 = checks[1], checks[2]
+        assert knee["predictions"] == ["000-P10"] and c3["predictions"] == []
+        assert knee["check_id"] == f"{name}_transition_knee" and knee["registered_after_run"] is True
+        assert knee["seeds_block"] == "exploratory" and knee["statistic"] == "clopper_pearson"
+        # every seed shows the knee at 10 (0.8 → 1e-3 between k = 8 and 10), but 3 of 3 gives [0.29, 1]
+        assert (knee["k"], knee["n"], knee["seeds"], knee["status"]) == (3, 3, [0, 1, 2], "inconclusive")
+        assert knee["interval"] == [pytest.approx(0.2924, abs=1e-4), 1.0]
+        assert result["transition_by_seed"]["0"]["k_after"] == 10 and result["transition_by_seed"]["0"]["transition"]
         assert all(c["claim"].startswith(name) for c in checks)
         deciding = [c for c in checks if c["predictions"]]
-        assert [c["status"] for c in deciding[:4]] == ["pass"] * 4 and deciding[4]["status"] == "inconclusive"
-        assert deciding[4]["predictions"] == ["000-P6"] and "outside its d̂ = 5 heaviest atoms" in deciding[4]["claim"]
+        assert [c["status"] for c in deciding[1:3]] == ["pass"] * 2 and deciding[3]["status"] == "inconclusive"
+        assert deciding[3]["predictions"] == ["000-P6"] and "outside its d̂ = 5 heaviest atoms" in deciding[3]["claim"]
         assert result["support_by_seed"] == {} == result["mass_outside_top_atoms_by_seed"]  # no final loss ≤ 1e-11
-        # 000-P7 only where Thm 8's stable teacher can occur (i.i.d.); the monotone-rise check, the stable
-        # seeds' fall and the atom count decide nothing
+        # 000-P7 only where Thm 8's stable teacher can occur (i.i.d.); the contrast, its sharpening, the C.3 knee,
+        # the monotone-rise check, the stable seeds' fall and the atom count decide nothing
         p7 = [c for c in checks if "000-P7" in c["predictions"]]
         assert len(p7) == (1 if reading == "iid" else 0)
-        assert sum(not c["predictions"] for c in checks) == (3 if reading == "iid" else 2)
+        assert sum(not c["predictions"] for c in checks) == (6 if reading == "iid" else 5)
         assert all(0 < r < 2 for r in result["teacher_spectral_radius_by_seed"].values())
-    assert counts == {"fig1a": 8, "fig1a_grid": 7}
+    assert counts == {"fig1a": 10, "fig1a_grid": 9}
     size = {**panels["fig1a_grid"], "d": 100, "size_of": "fig1a_grid"}
     checks, _ = extrapolation_phase.panel_checks("fig1a_grid_d100", _fig1a_table(), args, {"fig1a_grid_d100": size}, [])
-    assert len(checks) == 1 and checks[0]["reading"] == "grid" and checks[0]["predictions"] == ["000-P10"]
+    assert len(checks) == 3 and all(c["reading"] == "grid" for c in checks)
+    assert [c["predictions"] for c in checks] == [[], ["000-P10"], []]
     fig3a = {**_fig1a_table(), "k": np.tile([4, 8, 10, 12, 20], 3)}
     checks, _ = extrapolation_phase.panel_checks("fig3a", fig3a, args, panels, [])
-    assert len(checks) == 1 and "reading" not in checks[0] and "C.2.1 read" not in checks[0]["claim"]
+    assert len(checks) == 3 and not any("reading" in c or "C.2.1 read" in c["claim"] for c in checks)
+    assert [c["predictions"] for c in checks] == [[], ["000-P12"], ["000-P12"]]
+    # the zero solution's error is 0.5 on every k: the C.3 ratio falls 1.6 → 2e-3 at 10, and beats it by 10× above
+    assert checks[2]["k"] == 3 and checks[2]["check_id"] == "fig3a_transition_c3"
+    fig1b = {**_fig1a_table(), "k": np.tile([4, 8, 20, 24, 30], 3)}
+    checks, _ = extrapolation_phase.panel_checks("fig1b", fig1b, args, panels, [])
+    assert [c["predictions"] for c in checks] == [["000-P11"], [], []]  # the contrast still decides fig1b
 
 
 def test_figure6_checks_on_synthetic_students():
@@ -368,3 +404,29 @@ def test_fig3b_keeps_both_criteria():
     assert checks[0]["values"] == [pytest.approx(500.00005), pytest.approx(500.05)]
     assert checks[1]["values"] == [pytest.approx(1e-4), pytest.approx(0.1)] and checks[1]["k_used"] == [12]
     assert checks[0]["status"] == "FAIL" and checks[1]["status"] == "pass" and result["k_resolved"] == [12]
+
+
+def test_a_confirmatory_run_reads_its_first_seed():
+    """On the confirmatory block (no seed 0) the tolerance repeat and Fig. 5's picture read the block's first
+    seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    args = extrapolation_phase.parse_args(["--seeds-block", "confirmatory", "--seeds", "2"])
+    first = args.seed_list[0]
+
+    def run(k, seed, err):
+        return types.SimpleNamespace(config={"panel": "fig1a", "k": k, "seed": seed}, loss=np.array([1.0, 1e-12]),
+                                     status="completed", record={"n_valid": 2, "tail_error": np.array([1.0, err])})
+
+    runs = [run(k, s, 0.01 * k * (1 + s - first)) for k in (10, 20) for s in args.seed_list]
+    table = xs.errors_at_levels(runs, extrapolation_phase.PANELS, args.levels, args.horizon)
+    tight = [run(k, first, 0.01 * k) for k in (10, 20)]
+    entry, res = extrapolation_phase.tolerance_check(args, table, tight)
+    assert entry["status"] == "pass" and f"seed {first}," in entry["claim"] and res["relative_differences"] == [0, 0]
+    w = np.asarray(xs.make_teacher("balanced", 5, first).impulse_response(args.horizon))
+    responses = {(k, s): w for k in (10, 20) for s in args.seed_list}
+    figs = xs.figures(extrapolation_phase.PANELS, {"fig1a": _synthetic_runs(responses)}, {}, {}, seeds=2,
+                      horizon=args.horizon, levels=args.levels, first_seed=first)
+    labels = [line.get_label() for line in figs["fig5.png"].axes[0].get_lines()]
+    assert f"teacher (seed {first})" in labels and "student k = 10" in labels

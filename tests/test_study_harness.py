@@ -152,6 +152,9 @@ def test_check_decides_by_its_direction_and_records_the_threshold_tested():
     assert entry["status"] == "FAIL" and entry["direction"] == "<" and entry["threshold"] == 1.0
     with pytest.raises(ValueError, match="either"):
         check("c", "s", 1.0, 1.0, True, direction="<=", kind="sanity")
+    registered = check("c", "s", 1.0, 2.0, direction="<=", kind="prediction", check_id="x.c", seeds=[0, 1])
+    assert registered["check_id"] == "x.c" and registered["seeds"] == [0, 1]  # what the pre-registration compares
+    assert "check_id" not in entry
     assert both_tolerances(1e-8) == (("default", 1e-8), ("tight", tight_rtol(1e-8)))
     agree = tolerance_agreement("c", "s", [[1.0, 2.0], [3.0]], [[1.0, 2.02], [3.0]], 0.01)  # ragged: flattened
     assert agree["passed"] and agree["value"] == pytest.approx(0.02 / 2.02) and agree["kind"] == "sanity"

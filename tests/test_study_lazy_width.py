@@ -68,6 +68,7 @@ def test_time_is_rescaled_by_width_only_in_the_standard_parameterization():
     (["--eta", "1", "--tau", "0.5"], "at least one GD step"),
     (["--seeds", "0"], "seeds"),
     (["--n-test", "0"], "n-test"),
+    (["--seeds-block", "confirmatory", "--seeds", "11"], "--seeds must be <= 10"),
 ])
 def test_bad_input(extra, match, capsys):
     with pytest.raises(SystemExit):
@@ -143,10 +144,13 @@ def test_position_losses_split_the_loss(args):
 
 
 def synthetic_rows(gap_growth, worst_ratio, seeds=5):
-    """Rows at widths 8, 16 whose generalization gap grows by ``gap_growth`` label energies, and whose worst position's
-    final/initial training loss at the largest width is ``worst_ratio`` (others 0.2)."""
+    """Rows at widths 8, 16 whose generalization gap grows by ``gap_growth`` in the papers' unit (label energy 4.0
+    over 3 supervised outputs), and whose worst position's final/initial training loss at the largest width is
+    ``worst_ratio`` (others 0.2)."""
+    unit = 4.0 / 3
+
     def row(m, s):
-        return {"generalization_gap": 0.3 + (gap_growth * 4.0 if m == 16 else 0.0) + 1e-3 * s, "label_energy": 4.0,
+        return {"generalization_gap": 0.3 + (gap_growth * unit if m == 16 else 0.0) + 1e-3 * s, "label_energy": 4.0,
                 "loss_population": 1.0, "loss_final": 0.7, "positions": [3, 4, 5],
                 "position_loss_initial": [1.0, 2.0, 0.5], "position_loss_final": [0.2, 2.0 * worst_ratio, 0.1]}
     return {m: [row(m, s) for s in range(seeds)] for m in (8, 16)}
@@ -156,7 +160,8 @@ def synthetic_rows(gap_growth, worst_ratio, seeds=5):
                                                              (0.0, 0.8, "pass", "FAIL")])
 def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expect, old_bar):
     """004-P12 decides on 'lowers every position' (< 1); the earlier bar 0.5 is shown beside, deciding nothing
-    (a position that learns slowly, ratio 0.8, passes the one and fails the other)."""
+    (a position that learns slowly, ratio 0.8, passes the one and fails the other). The gap (004-P6) is read in the
+    papers' unit, the zero predictor's loss per supervised output."""
     checks, results = [], {"004": {}}
     rows = synthetic_rows(growth, ratio)
     lazy_width.generalization_check("004", rows, args, checks, results)
@@ -165,11 +170,60 @@ def test_gap_and_position_checks_decide_on_known_rows(args, growth, ratio, expec
     assert [c["status"] for c in checks] == [expect, expect, old_bar]
     assert all(c["kind"] == "prediction" for c in checks)
     assert checks[0]["value"] == pytest.approx(growth, abs=1e-12)
+    assert checks[0]["derived"] is True and checks[0]["registered_after_run"] is True
+    assert checks[0]["seeds"] == [0, 1, 2, 3, 4] and checks[0]["seeds_block"] == "exploratory"
+    np.testing.assert_allclose(results["004"]["generalization"]["per_seed_growth"], growth, atol=1e-12)
     assert checks[1]["value"] == pytest.approx(max(ratio, 0.2), rel=1e-12) == checks[2]["value"]
     assert results["004"]["positions"]["positions"] == [3, 4, 5]
     checks2 = []
     lazy_width.generalization_check("002", rows, args, checks2, {"002": {}})
-    assert checks2[0]["predictions"] == ["002-P5"]
+    assert checks2[0]["predictions"] == ["002-P5"] and checks2[0]["status"] == checks[0]["status"]
+
+
+def test_forward_stability_checks_on_known_rows(args):
+    """004-P2 on rows: the deciding check with App. F's ρ⁶ (no power at two widths: never a pass) and, beside it,
+    k = 0 (the drift over the movement; decides nothing)."""
+    rows = {m: [{"hidden_drift_relative": 0.3 * m**-0.5 * (1 + 0.01 * s), "movement": m**-0.5} for s in range(4)]
+            for m in (64, 128, 256)}
+    checks, results = [], {"004": {}}
+    lazy_width.hidden_drift_checks(rows, args, checks, results)
+    assert [c["predictions"] for c in checks] == [["004-P2"], []]
+    assert [c["rho_power"] for c in checks] == [lazy_width.RHO_POWER, 0]
+    assert [c["status"] for c in checks] == ["inconclusive", "pass"] and [c["power"] for c in checks] == [False, True]
+    assert "decides nothing" in checks[1]["claim"] and "decides nothing" not in checks[0]["claim"]
+    np.testing.assert_allclose(results["004"]["forward_stability"]["per_seed_exponent_without_polylog"], 0.0,
+                               atol=1e-12)
+
+
+def test_seed_blocks():
+    assert lazy_width.seed_list("exploratory", 3) == [0, 1, 2]
+    block = lazy_width.seed_list("confirmatory", lazy_width.CONFIRMATORY_SEEDS)
+    assert block == list(lazy_width.CONFIRMATORY_BLOCK) and not set(block) & {*range(10), 2000, 2001}  # fresh
+    assert lazy_width.parse_args(TINY).seed_list == [0]
+    args = lazy_width.parse_args(TINY + ["--seeds-block", "confirmatory", "--seeds", "3"])
+    assert args.seed_list == [3000, 3001, 3002]
+    with pytest.raises(ValueError, match="confirmatory block has"):
+        lazy_width.seed_list("confirmatory", lazy_width.CONFIRMATORY_SEEDS + 1)
+
+
+def test_a_block_trains_its_own_seeds(args, monkeypatch):
+    """train_block, 004-P14's W-and-A runs and the solver check use the block's seeds (no solve: train is faked)."""
+    calls = []
+
+    def fake_train(setting, seed, m, a, task, eta, both_layers=False, population=True):
+        calls.append((seed, m, both_layers))
+        return {"loss_ratio": 0.5, "loss_initial": 1.0, "loss_final": 0.5, "movement": 1.0 / m,
+                "linearization_error": 0.1, "flip_fraction": 0.01}, 0.0
+    monkeypatch.setattr(lazy_width.lp, "train", fake_train)
+    block = lazy_width.parse_args(TINY + ["--seeds-block", "confirmatory", "--seeds", "2"])
+    rows = lazy_width.train_block("004", block, None, 0.0)
+    assert sorted(rows) == [8, 16] and [c[0] for c in calls] == [3000, 3001, 3000, 3001]
+    calls.clear()
+    checks, results = [], {"004": {}}
+    lazy_width.p14_check(block, None, rows, checks, results)
+    lazy_width.solver_check("004", block, None, rows, checks, results)
+    assert calls == [(3000, 16, True), (3001, 16, True), (3000, 8, False)]
+    assert [r["seed"] for r in results["004"]["p14_width_and_a"]["runs"]] == [3000, 3001]
 
 
 def test_per_seed_exponents():
@@ -190,9 +244,10 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
                for c in checks)
     claims = [c["claim"] for c in checks]
     assert len(set(claims)) == len(claims)  # no check twice
-    # 004: 4 exponents, λ, P6, P12, P14 (predictions); precondition, 2 init, solver (sanity). 003: 3 exponents; 2 sanity
+    # 004: 3 exponents, λ, P6, P2 (ρ⁶; k = 0 beside), P12 (old bar beside), P14 (predictions); precondition, 2 init,
+    # solver (sanity). 003: 3 exponents; 2 sanity
     kinds = {s: [c["kind"] for c in checks if c["claim"].startswith(f"[{s}")] for s in ("004", "003")}
-    assert kinds["004"].count("prediction") == 9 and kinds["004"].count("sanity") == 4  # 004-P12 twice: old bar beside
+    assert kinds["004"].count("prediction") == 10 and kinds["004"].count("sanity") == 4
     assert kinds["003"].count("prediction") == 3 and kinds["003"].count("sanity") == 2
     tags = {p for c in checks if c["kind"] == "prediction" for p in c["predictions"]}
     assert tags == {"004-P1", "004-P2", "004-P3", "004-P5", "004-P6", "004-P12", "004-P14", "003-P9", "003-P5", "002-P8"}
@@ -201,7 +256,12 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
     assert all(c["kind"] == "sanity" for c in checks if "GD follows the flow" in c["claim"] or "precondition" in
                c["claim"])
     exps = [c for c in checks if "per seed" in c["claim"] and "exponent" in c["claim"]]
-    assert len(exps) == 7 and all(c["n"] == 1 and c["interval"][0] == c["interval"][1] for c in exps if "n" in c)
+    assert len(exps) == 8 and all(c["n"] == 1 and c["interval"][0] == c["interval"][1] for c in exps if "n" in c)
+    after = [c for c in checks if c.get("registered_after_run")]  # P6 and P2 (twice): written after the first runs
+    assert sorted(c["check_id"] for c in after) == ["lazy_width_004_forward_stability",
+                                                    "lazy_width_004_forward_stability_k0", "lazy_width_gap_004"]
+    assert all(c["seeds"] == [0] and c["seeds_block"] == "exploratory" for c in after)
+    assert summary["config"]["seed_list"] == [0] and summary["config"]["seeds_block"] == "exploratory"
     table = summary["results"]["004"]["exponents_vs_papers"]
     assert table["flip_fraction"]["paper"] == pytest.approx(-1 / 3) and table["linearization_error"]["kind"] == "bound"
     assert isinstance(table["movement"]["fitted"], float)

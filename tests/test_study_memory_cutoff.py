@@ -36,15 +36,18 @@ def test_tiny_run_writes_summary_and_figures(tmp_path):
     for c in checks:
         assert {"claim", "source", "kind", "status", "value", "threshold", "passed", "predictions"} <= set(c)
         assert c["source"].startswith("seed 003") and c["kind"] in ("prediction", "sanity")
-    # identities (P1, P2), arithmetic (P11 a), the projection's guarantees (P8 a, P13 first half) and the transported
-    # point's feasibility (P6) are sanity checks and hold even at this size
+    # identities (P1, P2), arithmetic (P11 a), the gradients' bound and growth at init (P11 b), the projection's
+    # guarantees (P8 a, P13 first half) and the transported point's feasibility (P6) are sanity checks and hold even at
+    # this size
     sanity = [c for c in checks if c["kind"] == "sanity"]
-    assert len(sanity) == 11 and all(c["passed"] for c in sanity), [c["claim"] for c in sanity if not c["passed"]]
+    assert len(sanity) == 13 and all(c["passed"] for c in sanity), [c["claim"] for c in sanity if not c["passed"]]
     assert {p for c in sanity for p in c["predictions"]} == {"003-P1", "003-P2", "003-P6", "003-P8", "003-P11",
                                                              "003-P13"}
     predictions = [c for c in checks if c["kind"] == "prediction"]
     assert {p for c in predictions for p in c["predictions"]} == {"003-P3", "003-P6", "003-P8", "003-P10",
-                                                                  "003-P11", "003-P14"}
+                                                                  "003-P11", "003-P14", "003-F1"}
+    deciding = [c for c in predictions if {"003-P8", "003-P10", "003-P11", "003-P14"} & set(c["predictions"])]
+    assert len(deciding) == 6 and all(c["check_id"] and c["seeds"] == [0, 1] for c in deciding)
     seeds = [c for c in predictions if "interval" in c]  # the medians over seeds of parts E, G and H
     assert len(seeds) == 5 and all(c["n"] == 2 for c in seeds)  # --quick: two seeds
     p10 = [c for c in seeds if "003-P10" in c["predictions"]][0]
@@ -53,7 +56,7 @@ def test_tiny_run_writes_summary_and_figures(tmp_path):
     p6 = [c for c in seeds if "003-P6" in c["predictions"]][0]
     assert p6["direction"] == "in" and p6["threshold"] == list(memory_cutoff.P6_EXPONENT)
     p13 = [c for c in predictions if c["claim"].startswith("P13 (derived here")]
-    assert len(p13) == 1 and {"c_projected", "c_plain"} <= set(p13[0]) and p13[0]["predictions"] == []
+    assert len(p13) == 1 and {"c_projected", "c_plain"} <= set(p13[0]) and p13[0]["predictions"] == ["003-F1"]
     for name in ("memory_cutoff.png", "projected_gd.png", "transport_samples.png"):
         assert os.path.getsize(out / name) > 10_000
     rows = summary["results"]["part_e"]["rows"]

@@ -117,7 +117,10 @@ def test_checks_from_synthetic_accuracies():
     assert [c["kind"] for c in checks] == ["sanity", "sanity", "prediction", "prediction", "prediction", "sanity",
                                            "prediction", "prediction"]
     assert [c["predictions"] for c in checks] == [[], ["002-P6"], ["002-P6"], ["002-P6"], ["002-P5"], ["002-P6"],
-                                                  [], []]
+                                                  ["002-P6"], []]
+    assert [c.get("check_id") for c in checks] == [None, None, "002-P6.dl1-accuracy", "002-P6.dl1-no-fall", None,
+                                                   None, "002-P6.parity-accuracy", None]
+    assert all(c["seeds"] == [0, 1, 2] for c in checks if c["kind"] == "prediction")
     assert all(checks[i]["status"] == "pass" for i in (0, 1, 5))
     level, fall, gap = checks[2:5]
     assert level["value"] == pytest.approx(0.9) and "pre-registered" in level["claim"]
@@ -126,9 +129,9 @@ def test_checks_from_synthetic_accuracies():
     assert fall["threshold"] == pytest.approx(-0.05) and "1056b11" in fall["claim"]
     np.testing.assert_allclose(gap["values"], [-0.05, -0.1, -0.2])  # (train − test)(m=8) − (train − test)(m=4)
     assert gap["status"] == "pass" and "interval" in gap
-    parity = checks[6]  # PARITY: added after a run, shown, deciding nothing
-    assert parity["status"] == "FAIL" and "PARITY" in parity["claim"] and "post hoc" in parity["claim"]
-    assert "1056b11" in parity["claim"]
+    parity = checks[6]  # PARITY: added after a run; registered, it decides on its confirmatory seeds only
+    assert parity["status"] == "FAIL" and "PARITY" in parity["claim"] and parity["registered_after_run"] is True
+    assert "1056b11" in parity["claim"] and "exploratory block" in parity["claim"]
     variant = checks[7]  # D_L1's out-of-distribution split: reported beside
     assert variant["status"] == "FAIL" and "out-of-distribution" in variant["claim"]
     assert variant["value"] == pytest.approx(0.65)
@@ -164,8 +167,15 @@ def test_tiny_run_writes_summary_and_figure(tmp_path):
     assert os.path.getsize(out / "accuracy_vs_width.png") > 10_000
 
 
+def test_seed_blocks_are_disjoint_and_recorded():
+    assert regular_language.parse_args(["--quick"]).seed_list == [0, 1]
+    args = regular_language.parse_args(["--seeds-block", "confirmatory"])
+    assert args.seeds_block == "confirmatory" and args.seed_list == list(range(100, 110))
+
+
 @pytest.mark.parametrize("bad", [["--widths", "8"], ["--languages", "parity"], ["--n-train", "15"],
-                                 ["--pattern", "12"], ["--length", "2"]])
+                                 ["--pattern", "12"], ["--length", "2"],
+                                 ["--seeds", "11", "--seeds-block", "confirmatory"], ["--seeds", "101"]])
 def test_bad_configuration_is_a_clear_error(bad, tmp_path, capsys):
     with pytest.raises(SystemExit):
         regular_language.parse_args(["--quick", "--out", str(tmp_path)] + bad)

@@ -147,7 +147,7 @@ def figure(rows: list[dict], languages, widths, min_test: float, *, pattern: str
             ax.semilogx(ws, [np.median([r["test"] for r in ood if r["m"] == m]) for m in ws], "^:", color="C2",
                         label="test, out of distribution (unseen positions; reported)")
         ax.axhline(0.5, color="gray", ls=":", label="chance")
-        post = "" if lang in REPRESENTABLE else ", post hoc: not deciding"
+        post = "" if lang in REPRESENTABLE else ", registered after a run: decides on its confirmatory seeds"
         ax.axhline(min_test, color="k", ls="--", lw=0.8, label=f"P6 bar {min_test:g}{post}")
         ax.set_xticks(widths, [str(m) for m in widths], minor=False)
         ax.set_xticks([], minor=True)

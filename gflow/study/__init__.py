@@ -1,7 +1,8 @@
 """The harness every study shares: its start and end (:func:`run_study`), its argument parser with defaults that
 differ under ``--quick`` declared once (:class:`QuickFull`), checks (prediction or sanity; decided over seeds by a
 bootstrap interval), summary.json, the committed result file for VALIDATION.md, figures, and the registry of the
-source papers' predictions (docs/design.md, "Studies")."""
+source papers' claims, each of one of four kinds of result (identity, reproduction, prediction, finding), with the
+checks registered to decide them (pre-registration: :func:`preregistration_problems`; docs/design.md, "Studies")."""
 
 from ._check import (
     check as check,
@@ -10,6 +11,7 @@ from ._check import (
     over_seeds as over_seeds,
     over_seeds_by_seed as over_seeds_by_seed,
 )
+from ._counting import exists_in as exists_in, k_of_n as k_of_n, seed_average as seed_average
 from ._harness import (
     print_checks as print_checks,
     run_study as run_study,
@@ -27,14 +29,36 @@ from ._parser import (
 from ._quick_full import QuickFull as QuickFull
 from ._record import load_results as load_results, record_result as record_result, study_code_hash as study_code_hash
 from ._registry import (
+    check_role as check_role,
+    CHECKS as CHECKS,
     IDENTITIES as IDENTITIES,
+    KINDS as KINDS,
+    KINDS_OF_RESULT as KINDS_OF_RESULT,
     load_registry as load_registry,
     Prediction as Prediction,
     PREDICTIONS as PREDICTIONS,
+    preregistration_problems as preregistration_problems,
+    read_registry as read_registry,
+    recorded_seeds as recorded_seeds,
+    REGISTERED as REGISTERED,
+    RegisteredCheck as RegisteredCheck,
+    Registry as Registry,
     SCALING_NOTES as SCALING_NOTES,
     UNTESTABLE as UNTESTABLE,
 )
-from ._statistics import bootstrap_interval as bootstrap_interval, decide as decide, seeds_needed as seeds_needed
+from ._seed_blocks import (
+    CONFIRMATORY as CONFIRMATORY,
+    EXPLORATORY as EXPLORATORY,
+    SeedBlocks as SeedBlocks,
+    SEEDS_BLOCKS as SEEDS_BLOCKS,
+)
+from ._statistics import (
+    bootstrap_interval as bootstrap_interval,
+    clopper_pearson as clopper_pearson,
+    decide as decide,
+    seeds_needed as seeds_needed,
+    student_t_interval as student_t_interval,
+)
 from ._tolerance import (
     both_tolerances as both_tolerances,
     rtol_option as rtol_option,

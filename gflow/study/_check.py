@@ -9,6 +9,10 @@ Every check has a *kind*:
 
 and a *status*: "pass", "FAIL" or "inconclusive" (:func:`over_seeds`: the bootstrap interval straddles the
 threshold). Thresholds are arguments written in the study's code before the run.
+
+A prediction check that decides a prediction or a reproduction of the registry is pre-registered there (a ``[[check]]``
+of validation/registry.toml): the study passes its registry name as ``check_id`` and the seeds it was decided on as
+``seeds``, and gflow.study.preregistration_problems compares the recorded entry with the registration.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def compare(value, threshold, direction: str) -> bool:
 
 
 def check(claim: str, source: str, value, threshold, passed: bool | None = None, *, kind: str,
-          direction: str | None = None, predictions=None, **extra) -> dict:
+          direction: str | None = None, predictions=None, check_id: str | None = None, **extra) -> dict:
     """A check decided by one number (or a yes/no).
 
     Args:
@@ -60,6 +64,9 @@ def check(claim: str, source: str, value, threshold, passed: bool | None = None,
             when ``value direction threshold`` (:func:`compare`); recorded in the entry, so the threshold and
             comparison that decided are the ones written down.
         predictions: the registry ids the check decides (or vouches for, when a sanity check).
+        check_id: the name of its ``[[check]]`` registration in validation/registry.toml (a check deciding a
+            prediction or reproduction must have one); recorded in the entry.
+        **extra: further fields of the entry (``seeds``: the seeds it was decided on; ``reading``).
 
     Returns:
         The check's entry for summary.json.
@@ -76,6 +83,8 @@ def check(claim: str, source: str, value, threshold, passed: bool | None = None,
              "predictions": list(predictions or [])}
     if direction is not None:
         entry["direction"] = direction
+    if check_id is not None:
+        entry["check_id"] = check_id
     entry.update({k: jsonable(v) for k, v in extra.items()})
     return entry
 
@@ -94,7 +103,8 @@ def over_seeds(claim: str, source: str, values, threshold, direction: str, *, st
         predictions: the registry ids it decides.
         kind: ``"prediction"`` (default) or ``"sanity"``.
         seed: the bootstrap's resampling seed.
-        **extra: further fields of the entry.
+        **extra: further arguments of :func:`check` (``check_id``) and fields of the entry (``seeds``: the seeds
+            of ``values``, in order, which the pre-registration compares with the registered ones).
 
     Returns:
         The entry: value = the statistic, ``interval``, status pass / FAIL / inconclusive, ``seeds_needed`` when

@@ -10,6 +10,7 @@ import time
 from ..results import jsonable, package_versions, provenance, write_json_atomic
 from ._check import exit_code, KINDS
 from ._record import record_result
+from ._registry import preregistration_problems
 
 INTERRUPTED = 130  # the exit code of a study stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 
@@ -22,7 +23,8 @@ def run_study(name: str, parse_args, science, argv=None) -> int:
     ``return run_study("<study>", parse_args, science, argv)``.
 
     Args:
-        name: the study's name (summary.json, validation/results/<name>.json).
+        name: the study's name (summary.json, validation/results/<name>.json; ``<name>.<block>.json`` for a run on
+            a seed block other than the exploratory one, named by the configuration's ``seeds_block``).
         parse_args: ``parse_args(argv) -> argparse.Namespace``; an argument error exits through argparse.
         science: ``science(args, checks, results)``: appends its checks, fills ``results`` and may return entries
             that extend the configuration in summary.json.
@@ -54,7 +56,9 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
     """Write ``out/summary.json`` (the format of docs/design.md, "Studies").
 
     A full run (``config["quick"]`` false) with ``config["record"]`` set also records its checks in
-    ``<record>/<study>.json`` (:func:`record_result`).
+    ``<record>/<study>.json``, or ``<record>/<study>.<block>.json`` when ``config["seeds_block"]`` names a block
+    other than the exploratory one (:func:`record_result`), and prints each deciding check that is not as registered in
+    validation/registry.toml (:func:`preregistration_problems`: such a check decides nothing in VALIDATION.md).
 
     Args:
         out: the output folder.
@@ -75,6 +79,8 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
     if config.get("record") and not config.get("quick"):
         path = record_result(config["record"], summary)
         print(f"recorded {len(checks)} checks in {path} (python studies/validation.py rebuilds VALIDATION.md)")
+        for line in preregistration_problems([{"study": study, "config": summary["config"], "checks": checks}]):
+            print(f"warning: not as registered in validation/registry.toml (decides nothing): {line}")
     return summary
 
 

@@ -1,8 +1,16 @@
-"""The small, committed result file of a full study run: ``validation/results/<study>.json``.
+"""The small, committed result file of a full study run: ``validation/results/<study>.json``, or
+``validation/results/<study>.<block>.json`` for a run on another seed block than the exploratory one.
 
-It holds the configuration, the provenance, the code hash of the study, the wall time and every check (value,
-interval, threshold, kind, status) — no trajectories. ``studies/validation.py`` builds VALIDATION.md from these
-files only, and marks a result *stale* when :func:`study_code_hash` of today's code differs from the recorded one.
+It holds the configuration, the provenance, the code hash of the study, the wall time, the seed block and every
+check (value, interval, threshold, kind, status) — no trajectories. ``studies/validation.py`` builds VALIDATION.md
+from these files only, and marks a result *stale* when :func:`study_code_hash` of today's code differs from the
+recorded one.
+
+Seed blocks. A study whose checks were written after it had been run declares a fresh *confirmatory* block of seeds
+(the registry's ``confirmatory_seeds``) and takes ``--seeds-block``; its configuration then records the block as
+``seeds_block``. A run on the exploratory block (or of a study without blocks) records ``<study>.json``; a run on any
+other block records ``<study>.<block>.json`` beside it (e.g. ``balance_limit.confirmatory.json``), so that a
+confirmatory run never overwrites the exploratory record it is shown beside (:func:`record_name`).
 """
 
 from __future__ import annotations
@@ -11,11 +19,62 @@ import ast
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 
 from ..results import write_json_atomic
 from ..results._provenance import PACKAGE_DIR
+
+EXPLORATORY_BLOCK = "exploratory"
+"""The seed block a study was first run on; its record is ``<study>.json``."""
+
+
+def record_block(config: dict) -> str | None:
+    """The seed block a run's record belongs to.
+
+    Args:
+        config: the run's configuration (its ``seeds_block``, where the study has seed blocks).
+
+    Returns:
+        ``config["seeds_block"]`` when it names a block other than :data:`EXPLORATORY_BLOCK`; None otherwise (the
+        exploratory block, or a study without blocks).
+
+    Raises:
+        ValueError: for a block name that cannot be part of a file name (letters, digits, ``_`` and ``-`` only).
+    """
+    block = (config or {}).get("seeds_block")
+    if block is None or block == EXPLORATORY_BLOCK:
+        return None
+    if not isinstance(block, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", block):
+        raise ValueError(f"seeds_block must be a name of letters, digits, '_' and '-', got {block!r}")
+    return block
+
+
+def record_name(study: str, block: str | None = None) -> str:
+    """The file name of a study's record.
+
+    Args:
+        study: the study's name.
+        block: its seed block (:func:`record_block`; None: the exploratory block).
+
+    Returns:
+        ``"<study>.json"``, or ``"<study>.<block>.json"`` for another block.
+    """
+    return f"{study}.json" if block is None else f"{study}.{block}.json"
+
+
+def result_block(result: dict) -> str | None:
+    """The seed block of a recorded result.
+
+    Args:
+        result: a result file's content (:func:`load_results`).
+
+    Returns:
+        Its ``seeds_block`` (None for the exploratory block or a study without blocks).
+    """
+    block = result.get("seeds_block")
+    return None if block in (None, EXPLORATORY_BLOCK) else block
 
 
 def _running_studies_dir() -> str | None:
@@ -86,7 +145,8 @@ def _local_imports(script: str, studies_dir: str) -> list[str]:
 
 
 def record_result(folder: str, summary: dict, studies_dir: str | None = None) -> str:
-    """Write ``folder/<study>.json`` from a full run's summary (atomically).
+    """Write ``folder/<study>.json``, or ``folder/<study>.<block>.json`` for a run on a seed block other than the
+    exploratory one (:func:`record_name`), from a full run's summary (atomically).
 
     Args:
         folder: the results folder (validation/results).
@@ -95,18 +155,22 @@ def record_result(folder: str, summary: dict, studies_dir: str | None = None) ->
             script's folder, else ``<folder>/../../studies``).
 
     Returns:
-        The path written. Its code hash is the one noted when the run started (:func:`note_code_at_start`).
+        The path written. Its code hash is the one noted when the run started (:func:`note_code_at_start`); its
+        ``seeds_block`` is the configuration's (None for a study without blocks).
     """
     study = summary["study"]
     studies_dir = studies_dir or _running_studies_dir() or os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(folder))), "studies")
     config = {k: v for k, v in summary["config"].items() if k not in ("out", "record")}
+    block = record_block(config)
     result = {"study": study, "recorded": time.strftime("%Y-%m-%d"),
               "code_hash": _code_at_start.get(study) or study_code_hash(study, studies_dir),
               "wall_time_s": round(float(summary["wall_time_s"]), 1), "config": config,
               "provenance": summary["provenance"], "checks": summary["checks"]}
+    if "seeds_block" in config:
+        result["seeds_block"] = config["seeds_block"]
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{study}.json")
+    path = os.path.join(folder, record_name(study, block))
     write_json_atomic(path, result, indent=1, ensure_ascii=False, final_newline=True)
     return path
 
@@ -118,13 +182,19 @@ def load_results(folder: str) -> list[dict]:
         folder: the results folder.
 
     Returns:
-        Every ``<study>.json`` in ``folder``, sorted by study name (empty when the folder does not exist).
+        Every ``<study>.json`` and ``<study>.<block>.json`` in ``folder``, sorted by study, each study's exploratory
+        record first (empty when the folder does not exist). A block record that does not say its block gets
+        ``seeds_block`` from its file name.
     """
     if not os.path.isdir(folder):
         return []
     out = []
-    for name in sorted(os.listdir(folder)):
+    for name in os.listdir(folder):
         if name.endswith(".json"):
             with open(os.path.join(folder, name)) as f:
-                out.append(json.load(f))
-    return out
+                result = json.load(f)
+            stem = name[:-len(".json")]
+            if stem != result.get("study") and stem.startswith(f"{result.get('study')}."):
+                result.setdefault("seeds_block", stem[len(result["study"]) + 1:])
+            out.append(result)
+    return sorted(out, key=lambda r: (r["study"], result_block(r) is not None, result_block(r) or ""))

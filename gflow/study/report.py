@@ -1,6 +1,8 @@
-"""VALIDATION.md from the committed result files ``validation/results/<study>.json`` and the claims registry
-(``validation/registry.toml``): every prediction's status, its checks, and the notes beside it. The rules are those
-of ``studies/validation.py``'s docstring; that script is :func:`main`."""
+"""VALIDATION.md from the committed result files ``validation/results/<study>.json`` (and ``<study>.<block>.json``
+for a run on a seed block other than the exploratory one) and the claims registry (``validation/registry.toml``): every claim's kind of result (identity, reproduction, prediction, finding; counted
+apart), the status of each prediction and reproduction as decided by its registered checks, the findings as
+measurements, the pre-registration problems, and the notes beside them. The rules are those of
+``studies/validation.py``'s docstring; that script is :func:`main`."""
 
 from __future__ import annotations
 
@@ -11,23 +13,47 @@ import sys
 
 from ..results import write_text_atomic
 from ..results._provenance import PACKAGE_DIR
-from ._record import load_results, study_code_hash
-from ._registry import IDENTITIES, PREDICTIONS, SCALING_NOTES, UNTESTABLE
+from ._record import load_results, record_name, result_block, study_code_hash
+from ._registry import (
+    check_role,
+    deciding_ids,
+    DECIDING_KINDS,
+    format_seeds,
+    IDENTITIES as IDENTITIES,
+    KINDS_OF_RESULT as KINDS_OF_RESULT,
+    PREDICTIONS as PREDICTIONS,
+    preregistration_problems,
+    recorded_seeds,
+    REGISTERED,
+    registered_check,
+    Registry,
+    SCALING_NOTES as SCALING_NOTES,
+    UNTESTABLE as UNTESTABLE,
+)
 
 ROOT = os.path.dirname(PACKAGE_DIR)  # the checkout
 STUDIES = os.path.join(ROOT, "studies")
 RESULTS = os.path.join(ROOT, "validation", "results")
 EXPLANATIONS = os.path.join(ROOT, "validation", "explanations.md")
 OUTPUT = os.path.join(ROOT, "VALIDATION.md")
-STATUS_ORDER = ("pass", "FAIL", "inconclusive", "depends on the reading", "not testable", "not run", "not checked")
-IDENTITY_ORDER = ("identity: verified", "identity: check failed", "identity: by proof", "identity: not run")
-RULE = ("**What counts.** A *prediction* is a claim about what training does that could have come out otherwise; only "
-        "its *prediction* checks decide it. An *identity* (algebra, an invariance of the exact dynamics, a proven bound "
-        "on every state, a property of the initialization, a construction) is verified and shown, but counted apart "
-        "from the predictions, whatever kind its checks have in the study (the reason for each is under "
-        "[Identities](#identities)). *Not testable* keeps its reasons. Where a measured value is largely fixed by a "
-        "scaling we chose, the prediction says so. A threshold or scope changed after a run is shown with both "
-        "versions, and the pre-registered one decides.")
+STATUS_ORDER = ("pass", "FAIL", "inconclusive", "depends on the reading", "awaiting confirmation", "not registered",
+                "not testable", "not run", "not checked")
+IDENTITY_ORDER = ("identity: verified", "identity: check failed", "identity: inconclusive", "identity: by proof",
+                  "identity: not run")
+FINDING_ORDER = ("measured", "not measured")
+RULE = ("**What counts.** Every claim has one of four kinds of result, counted apart. A *prediction* is a claim of a "
+        "theory about what training does that could have come out otherwise; only predictions make the headline. A "
+        "*reproduction* is an experimental figure or table of a paper, to be run with the paper's own protocol "
+        "(named beside it) and judged against what the paper writes about it. An *identity* (algebra, an invariance "
+        "of the exact dynamics, a proven bound on every state, a property of the initialization, a central-limit "
+        "rate, a value fixed by a scaling we chose, a construction) is verified and shown; why each is one is under "
+        "[Identities](#identities). A *finding* is a question the papers leave open, reported as a measurement "
+        "without pass/fail. *Not testable* keeps its reasons. **Pre-registration.** A prediction or reproduction is "
+        "decided only by its *registered* checks (validation/registry.toml: statistic, direction, threshold, scope, "
+        "seeds), as registered; a recorded check that differs, or that no registration names, is shown as *not "
+        "registered* and decides nothing. A check written or changed after its study had been run decides only on "
+        "its declared fresh block of confirmatory seeds, whose run is recorded in its own file "
+        "(`validation/results/<study>.<block>.json`); its exploratory numbers are shown beside, not counted.")
 EXPLAINED = ("FAIL", "inconclusive", "depends on the reading", "not run")  # need an explanation paragraph
 
 
@@ -48,14 +74,14 @@ def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
 
 
-# The part of a study run in ``--parts`` that decides a prediction (the others are decided by the whole study). Kept
+# The part of a study run in ``--parts`` that decides a claim (the others are decided by the whole study). Kept
 # here, not in the registry: gflow's source hash covers every file of gflow, so editing the registry would make every
 # sweep cache on disk look like the work of other code.
-STUDY_PARTS = {"000-P15": "A", "001-15": "B", "001-16": "B", "001-17": "B"}
+STUDY_PARTS = {"000-P15": "A", "000-F2": "A", "001-15": "B", "001-16": "B", "001-17": "B", "001-F1": "B"}
 
 
 def planned_runs(p) -> list[tuple[str, str | None]]:
-    """The runs meant to decide a prediction.
+    """The runs meant to decide a claim.
 
     Args:
         p: a :class:`Prediction`.
@@ -68,52 +94,115 @@ def planned_runs(p) -> list[tuple[str, str | None]]:
 
 
 def _ran(results_by_study: dict, study: str, part: str | None) -> bool:
-    """Whether ``study`` (and ``part`` of it, when named) has a recorded full run."""
-    r = results_by_study.get(study)
-    return r is not None and (part is None or part in (r.get("config") or {}).get("parts", [part]))
+    """Whether ``study`` (and ``part`` of it, when named) has a recorded full run, on any seed block
+    (``results_by_study``: study → its records)."""
+    return any(part is None or part in (r.get("config") or {}).get("parts", [part])
+               for r in results_by_study.get(study, []))
 
 
-def prediction_statuses(results: list[dict]) -> dict[str, dict]:
-    """The status of every prediction of the registry.
+def _by_study(results: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in results:
+        out.setdefault(r["study"], []).append(r)
+    return out
+
+
+def _label(r: dict) -> str:
+    """A record's study, with its seed block when it is not the exploratory one."""
+    block = result_block(r)
+    return r["study"] if block is None else f"{r['study']}, {block} block"
+
+
+def _superseded(deciding: list, registry: Registry) -> tuple[list, list]:
+    """Split deciding (result, check) pairs: where a registered check decides in a record of a declared block (not
+    the exploratory one), its occurrences in the exploratory record are shown beside and do not decide.
+
+    Returns:
+        (deciding, beside).
+    """
+    ids = [registered_check(r, c, registry)[0].id for r, c in deciding]
+    in_block = {i for i, (r, _) in zip(ids, deciding) if result_block(r) is not None}
+    keep = [(r, c) for i, (r, c) in zip(ids, deciding) if i not in in_block or result_block(r) is not None]
+    beside = [(r, c) for i, (r, c) in zip(ids, deciding) if i in in_block and result_block(r) is None]
+    return keep, beside
+
+
+def prediction_statuses(results: list[dict], registry: Registry | None = None) -> dict[str, dict]:
+    """The status of every claim of the registry.
+
+    A prediction or reproduction is decided by its *deciding* checks only (:func:`check_role`: registered, as
+    registered, and for a check registered after its run, on its confirmatory seeds); its *exploratory* checks
+    (registered after the run, recorded on the exploratory seeds; or a check that also decides in the record of a
+    declared seed block, ``<study>.<block>.json``, which then decides alone) and its *not registered* ones are kept
+    beside.
 
     Args:
         results: the recorded result files (:func:`load_results`), each with ``_stale`` set (:func:`render` sets it).
+        registry: the registry (default: the one of this checkout).
 
     Returns:
-        id → {"status", "checks" (prediction checks), "guards" (sanity checks), "stale"}.
+        id → {"status", "kind", "checks" (deciding prediction checks; every tagged check for an identity or a
+        finding), "exploratory" (shown beside), "awaiting" (those of them whose registered check has no deciding
+        record yet), "unregistered" ((result, check, problems) triples), "unrun" (ids of its registered checks that
+        no record has run; predictions and reproductions only), "guards" (sanity checks), "stale" (a record of its
+        deciding checks, or where none decides of any tagged check, is stale)}.
     """
+    registry = registry or REGISTERED
     tagged: dict[str, list] = {}
     for r in results:
         for c in r["checks"]:
             for pid in c.get("predictions") or []:
                 tagged.setdefault(pid, []).append((r, c))
-    recorded = {r["study"]: r for r in results}
+    recorded = _by_study(results)
     out = {}
-    for p in PREDICTIONS:
+    for p in registry.predictions:
+        ran = all(_ran(recorded, study, part) for study, part in planned_runs(p))
         checks = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "prediction"]
         guards = [(r, c) for r, c in tagged.get(p.id, []) if c["kind"] == "sanity"]
-        if p.id in IDENTITIES:  # every tagged check verifies it, whatever its kind; none decides a prediction
+        entry = {"kind": p.kind, "exploratory": [], "awaiting": [], "unregistered": []}
+        if p.kind in ("identity", "finding"):  # every tagged check shows it, whatever its kind; none decides
             every = checks + guards
-            if every:
-                status = ("identity: verified" if all(c["status"] == "pass" for _, c in every)
-                          else "identity: check failed")
-            elif not all(_ran(recorded, study, part) for study, part in planned_runs(p)):
-                status = "identity: not run"
+            if p.kind == "finding":
+                status = "measured" if every else "not measured"
+            elif every:
+                statuses = {c["status"] for _, c in every}
+                status = ("identity: check failed" if "FAIL" in statuses else "identity: inconclusive"
+                          if "inconclusive" in statuses else "identity: verified")
             else:
-                status = "identity: by proof"
-            out[p.id] = {"status": status, "checks": every, "guards": [],
+                status = "identity: by proof" if ran else "identity: not run"
+            out[p.id] = {**entry, "status": status, "checks": every, "guards": [],
                          "stale": any(r["_stale"] for r, _ in every)}
             continue
-        if checks:
-            status = decided(checks)
-        elif p.id in UNTESTABLE:
+        deciding = []
+        for r, c in checks:
+            role, problems = check_role(r, c, registry)
+            if role == "deciding":
+                deciding.append((r, c))
+            elif role == "exploratory":
+                entry["exploratory"].append((r, c))
+            else:
+                entry["unregistered"].append((r, c, problems))
+        deciding, beside = _superseded(deciding, registry)
+        entry["exploratory"] += beside
+        confirmed = {registered_check(r, c, registry)[0].id for r, c in deciding}
+        entry["awaiting"] = [(r, c) for r, c in entry["exploratory"]
+                             if registered_check(r, c, registry)[0].id not in confirmed]
+        recorded_ids = {reg.id for r, c in checks for reg in [registered_check(r, c, registry)[0]] if reg}
+        entry["unrun"] = [c.id for c in registry.checks if p.id in c.predictions and c.id not in recorded_ids]
+        if deciding:
+            status = decided(deciding)
+        elif p.id in registry.untestable:
             status = "not testable"
-        elif not all(_ran(recorded, study, part) for study, part in planned_runs(p)):
+        elif entry["exploratory"]:
+            status = "awaiting confirmation"
+        elif entry["unregistered"]:
+            status = "not registered"
+        elif not ran:
             status = "not run"
         else:
             status = "not checked"
-        out[p.id] = {"status": status, "checks": checks, "guards": guards,
-                     "stale": any(r["_stale"] for r, _ in checks)}
+        out[p.id] = {**entry, "status": status, "checks": deciding, "guards": guards,  # stale: what decides
+                     "stale": any(r["_stale"] for r, _ in (deciding or checks))}
     return out
 
 
@@ -156,10 +245,12 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _measured(c: dict) -> str:
+def _measured(c: dict, threshold: bool = True) -> str:
     reading = f"[{c['reading']} reading] " if c.get("reading") else ""
     interval = f" [{_fmt(c['interval'][0])}, {_fmt(c['interval'][1])}]" if "interval" in c else ""
     n = f", n = {c['n']}" if "n" in c else ""
+    if not threshold:  # a finding: the measurement, no bar
+        return f"{reading}{_fmt(c['value'])}{interval}{n}"
     needed = f", ~{c['seeds_needed']} seeds to decide" if c.get("seeds_needed") else ""
     return f"{reading}{_fmt(c['value'])}{interval} vs {c.get('direction', '')}{_fmt(c['threshold'])}{n}{needed}"
 
@@ -168,65 +259,81 @@ def _anchor(pid: str) -> str:
     return "x-" + pid.lower()
 
 
-def render(results: list[dict], explanations: dict[str, str]) -> tuple[str, list[str]]:
+def render(results: list[dict], explanations: dict[str, str],
+           registry: Registry | None = None) -> tuple[str, list[str]]:
     """Build VALIDATION.md.
 
     Args:
-        results: the recorded result files (:func:`load_results`); each gets ``_stale`` (its code hash is not today's).
+        results: the recorded result files (:func:`load_results`: one per study and seed block); each gets
+            ``_stale`` (its code hash is not today's study code).
         explanations: id → paragraph (:func:`load_explanations`).
+        registry: the registry (default: the one of this checkout).
 
     Returns:
-        The text, and the FAIL / inconclusive / not-run predictions that have no explanation.
+        The text, and the FAIL / inconclusive / not-run predictions and reproductions that have no explanation.
     """
+    registry = registry or REGISTERED
     for r in results:
         r["_stale"] = r.get("code_hash") != study_code_hash(r["study"], STUDIES)
-    statuses = prediction_statuses(results)
+    statuses = prediction_statuses(results, registry)
     checks = [(r, c) for r in results for c in r["checks"]]
-    lines = _overview(results, statuses, checks) + _results_table(results)
-    rows, missing = _prediction_rows(results, statuses, explanations)
-    lines += rows + _notes(statuses, explanations) + _every_check(checks)
+    lines = _overview(statuses, checks, registry) + _results_table(results, registry)
+    rows, missing = _decided_rows(statuses, explanations, registry)
+    lines += rows + _identity_rows(statuses, registry) + _finding_rows(statuses, registry)
+    lines += _preregistration(results, statuses, registry) + _notes(statuses, explanations, registry)
+    lines += _every_check(checks, registry)
     return "\n".join(lines).rstrip() + "\n", missing
 
 
-def _overview(results, statuses, checks) -> list[str]:
-    """The heading and the counts of predictions and checks."""
-    counts = {s: sum(v["status"] == s for v in statuses.values()) for s in STATUS_ORDER + IDENTITY_ORDER}
-    n_identities = sum(p.id in IDENTITIES for p in PREDICTIONS)
+def _count(statuses, kind, order) -> tuple[int, str]:
+    ids = [pid for pid, s in statuses.items() if s["kind"] == kind]
+    counts = {s: sum(statuses[pid]["status"] == s for pid in ids) for s in order}
+    return len(ids), ", ".join(f"{counts[s]} {s.split(': ')[-1]}" for s in order if counts[s])
+
+
+def _overview(statuses, checks, registry) -> list[str]:
+    """The heading and the counts of the four kinds of result and of the checks."""
+    n_pred, pred = _count(statuses, "prediction", STATUS_ORDER)
+    n_rep, rep = _count(statuses, "reproduction", STATUS_ORDER)
+    n_id, ident = _count(statuses, "identity", IDENTITY_ORDER)
+    n_find, find = _count(statuses, "finding", FINDING_ORDER)
     lines = ["# VALIDATION", "",
              "Built by `python studies/validation.py` from the result files in `validation/results/` (one per study, "
-             "written by the study's full run) and the explanations in `validation/explanations.md`. Do not edit by "
-             "hand: `tests/test_validation.py` rebuilds this file and fails on any difference.", "",
+             "written by the study's full run; a run on a declared seed block other than the exploratory one writes "
+             "its own, `<study>.<block>.json`, beside it), the registry `validation/registry.toml` and the explanations in "
+             "`validation/explanations.md`. Do not edit by hand: `tests/test_validation.py` rebuilds this file and "
+             "fails on any difference.", "",
              RULE, "",
-             f"**Predictions ({len(PREDICTIONS) - n_identities}): " + ", ".join(
-                 f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s] or s != "not checked") + ".** "
-             f"**Identities, counted apart ({n_identities}): " + ", ".join(
-                 f"{counts[s]} {s.split(': ')[1]}" for s in IDENTITY_ORDER if counts[s]) + ".** "
-             "A prediction is decided by its *prediction* checks only; *sanity* checks (true by construction, "
-             "arithmetic, solver guards) are shown beside it and never count. Over seeds a check reports the "
-             "statistic with its bootstrap 95 % interval: pass if the interval clears the threshold, FAIL if it lies "
-             "entirely on the wrong side, inconclusive otherwise. A prediction beside a failed sanity guard is marked so: "
-             "its checks ran on a state the study did not expect, read them with care.", ""]
-    n_pred = sum(c["kind"] == "prediction" for _, c in checks)
-    lines += [f"Checks: {len(checks)} ({n_pred} prediction: "
+             f"**Predictions ({n_pred}): {pred or 'none'}.** Counted apart: **reproductions ({n_rep}): "
+             f"{rep or 'none'}**; **identities ({n_id}): {ident or 'none'}**; **findings ({n_find}): "
+             f"{find or 'none'}**. A prediction or reproduction is decided by its registered *prediction* checks only; "
+             "*sanity* checks (true by construction, arithmetic, solver guards) are shown beside it and never count. "
+             "Over seeds a check reports the statistic with its bootstrap 95 % interval: pass if the interval clears "
+             "the threshold, FAIL if it lies entirely on the wrong side, inconclusive otherwise. A prediction beside a "
+             "failed sanity guard is marked so: its checks ran on a state the study did not expect, read them with "
+             "care.", ""]
+    n_check = sum(c["kind"] == "prediction" for _, c in checks)
+    lines += [f"Checks: {len(checks)} ({n_check} prediction: "
               + ", ".join(f"{sum(c['kind'] == 'prediction' and c['status'] == s for _, c in checks)} {s}"
                           for s in ("pass", "FAIL", "inconclusive"))
-              + f"; {len(checks) - n_pred} sanity: "
+              + f"; {len(checks) - n_check} sanity: "
               + ", ".join(f"{sum(c['kind'] == 'sanity' and c['status'] == s for _, c in checks)} {s}"
-                          for s in ("pass", "FAIL")) + ").", ""]
+                          for s in ("pass", "FAIL")) + f"). Registered deciding checks: {len(registry.checks)}.", ""]
     return lines
 
 
-def _results_table(results) -> list[str]:
+def _results_table(results, registry) -> list[str]:
     """One row per result file, and the studies not yet run at full scale."""
-    lines = []
-    lines += ["## Results", "", "| study | recorded | commit | wall time | checks | code |", "|---|---|---|---|---|---|"]
+    lines = ["## Results", "", "| study | file | recorded | commit | wall time | checks | code |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         git = r.get("provenance", {}).get("git") or {}
         commit = (git.get("commit") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
-        lines.append(f"| {r['study']} | {r['recorded']} | {commit} | {r['wall_time_s'] / 60:.1f} min | "
-                     f"{len(r['checks'])} | {'**stale**' if r['_stale'] else 'current'} |")
-    by_study = {r["study"]: r for r in results}
-    planned = sorted({(s, part) for p in PREDICTIONS for s, part in planned_runs(p)
+        lines.append(f"| {r['study']} | `{record_name(r['study'], result_block(r))}` | {r['recorded']} | {commit} | "
+                     f"{r['wall_time_s'] / 60:.1f} min | {len(r['checks'])} | "
+                     f"{'**stale**' if r['_stale'] else 'current'} |")
+    by_study = _by_study(results)
+    planned = sorted({(s, part) for p in registry.predictions for s, part in planned_runs(p)
                       if not _ran(by_study, s, part)}, key=lambda sp: (sp[0], sp[1] or ""))
     if planned:
         lines += ["", "No result yet (not run at full scale): " + ", ".join(
@@ -234,69 +341,157 @@ def _results_table(results) -> list[str]:
     return lines
 
 
-def _prediction_rows(results, statuses, explanations) -> tuple[list[str], list[str]]:
-    """The table of predictions with their status and evidence; and those lacking an explanation."""
-    lines = []
-    missing = []
-    lines += ["", "## Predictions", "",
-              "| id | prediction | source | status | prediction checks: value [95 % interval] vs threshold | "
-              "sanity guards |", "|---|---|---|---|---|---|"]
-    for p in PREDICTIONS:
-        if p.id in IDENTITIES:
-            continue
-        st = statuses[p.id]
-        status = st["status"]
-        shown = f"**{status}**" if status in ("FAIL", "not checked") else status
-        if status in EXPLAINED:
-            if p.id not in explanations:
-                missing.append(p.id)
-            shown = f"[{shown}](#{_anchor(p.id)})"
-        elif status == "not testable":
-            shown = f"[{shown}](#{_anchor(p.id)})"
-        if st["stale"]:
-            shown += " (stale)"
-        evidence = "; ".join(f"{c['status']}: {_measured(c)} ({r['study']})" for r, c in st["checks"]) or (
-            "— (study: " + ", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p)) + ")"
-            if status in ("not run", "not checked") else "—")
-        guards = f"{sum(c['status'] == 'pass' for _, c in st['guards'])}/{len(st['guards'])} pass" \
-            if st["guards"] else "—"
-        if any(c["status"] != "pass" for _, c in st["guards"]):
-            shown += " (a sanity guard failed)"
-            guards = f"**{guards}**"
-        claim = p.claim + (f" *(Note: {SCALING_NOTES[p.id]})*" if p.id in SCALING_NOTES else "")
-        lines.append(f"| {p.id} | {_cell(claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} | {guards} |")
-    lines += ["", "## Identities", "",
-              "Verified and shown, counted apart from the predictions: no run could refute them, so their checks "
-              "(whatever kind the study gave them) only show that our code implements them. Why each is one is below "
-              "the table.", "",
-              "| id | statement | source | status | checks: value vs threshold |", "|---|---|---|---|---|"]
-    for p in PREDICTIONS:
-        if p.id not in IDENTITIES:
+def _beside(st, registry) -> list[str]:
+    """The exploratory and not-registered checks of a prediction, shown beside its deciding ones."""
+    out = []
+    for r, c in st["exploratory"]:
+        seeds = recorded_seeds(r, c)
+        reg = registered_check(r, c, registry)[0]
+        why = ("registered after the run, decides on its confirmatory seeds" if reg is None or reg.registered_after_run
+               else "the run on the confirmatory block decides")
+        out.append(f"exploratory ({format_seeds(seeds)}; {why}): {c['status']}: {_measured(c)} ({_label(r)})")
+    for r, c, problems in st["unregistered"]:
+        out.append(f"not registered ({'; '.join(problems)}): {c['status']}: {_measured(c)} ({_label(r)})")
+    return out
+
+
+def _decided_rows(statuses, explanations, registry) -> tuple[list[str], list[str]]:
+    """The tables of predictions and of reproductions with their status and evidence; and those lacking an
+    explanation."""
+    lines, missing = [], []
+    for kind, title, intro in (
+            ("prediction", "Predictions", "Claims of a theory about what training does that could have come out "
+             "otherwise: the headline."),
+            ("reproduction", "Reproductions", "The papers' experimental figures and tables, each to be run with the "
+             "paper's own protocol (named in the row); where our run departs from it, the row is a reproduction of "
+             "the figure's statement, not of the figure.")):
+        head = "| id | figure | statement | protocol (the paper's) | status | " if kind == "reproduction" else \
+            "| id | prediction | source | status | "
+        lines += ["", f"## {title}", "", intro, "",
+                  head + "deciding checks: value [95 % interval] vs threshold; beside them | sanity guards |",
+                  "|---|---|---|---|---|---|" + ("---|" if kind == "reproduction" else "")]
+        for p in registry.predictions:
+            if p.kind != kind:
+                continue
+            st = statuses[p.id]
+            status = st["status"]
+            shown = f"**{status}**" if status in ("FAIL", "not checked", "not registered") else status
+            if status in EXPLAINED:
+                if p.id not in explanations:
+                    missing.append(p.id)
+                shown = f"[{shown}](#{_anchor(p.id)})"
+            elif status == "not testable":
+                shown = f"[{shown}](#{_anchor(p.id)})"
+            if st["stale"]:
+                shown += " (stale)"
+            if st["awaiting"] and status != "awaiting confirmation":
+                shown += f" ({len(st['awaiting'])} check(s) awaiting confirmation)"
+            if st["unregistered"] and status != "not registered":
+                shown += f" ({len(st['unregistered'])} check(s) not registered)"
+            if st.get("unrun") and status not in ("not run", "not testable"):
+                shown += f" ({len(st['unrun'])} registered check(s) not yet run: " + ", ".join(
+                    f"`{cid}`" for cid in st["unrun"]) + ")"
+            evidence = "; ".join([f"{c['status']}: {_measured(c)} ({_label(r)})" for r, c in st["checks"]]
+                                 + _beside(st, registry)) or (
+                "— (study: " + ", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p)) + ")"
+                if status in ("not run", "not checked") else "—")
+            guards = f"{sum(c['status'] == 'pass' for _, c in st['guards'])}/{len(st['guards'])} pass" \
+                if st["guards"] else "—"
+            if any(c["status"] != "pass" for _, c in st["guards"]):
+                shown += " (a sanity guard failed)"
+                guards = f"**{guards}**"
+            claim = p.claim + (f" *(Note: {registry.scaling_notes[p.id]})*" if p.id in registry.scaling_notes else "")
+            if p.why_kind:
+                claim += f" *(Why {kind}: {p.why_kind})*"
+            first = f"| {p.id} | {_cell(p.figure)} | {_cell(claim)} | {_cell(p.protocol)} |" if kind == "reproduction" \
+                else f"| {p.id} | {_cell(claim)} | {_cell(p.source)} |"
+            lines.append(f"{first} {shown} | {_cell(evidence)} | {guards} |")
+    return lines, missing
+
+
+def _identity_rows(statuses, registry) -> list[str]:
+    lines = ["", "## Identities", "",
+             "Verified and shown, counted apart from the predictions: no run could refute them, so their checks "
+             "(whatever kind the study gave them) only show that our code implements them. Why each is one is below "
+             "the tables.", "",
+             "| id | statement | source | status | checks: value vs threshold |", "|---|---|---|---|---|"]
+    for p in registry.predictions:
+        if p.kind != "identity":
             continue
         st = statuses[p.id]
         shown = f"[{'**' + st['status'] + '**' if 'failed' in st['status'] else st['status']}](#{_anchor(p.id)})"
         if st["stale"]:
             shown += " (stale)"
-        evidence = "; ".join(f"{c['status']}: {_measured(c)} ({r['study']})" for r, c in st["checks"]) or "—"
+        evidence = "; ".join(f"{c['status']}: {_measured(c)} ({_label(r)})" for r, c in st["checks"]) or "—"
         lines.append(f"| {p.id} | {_cell(p.claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} |")
-    return lines, missing
+    return lines
 
 
-def _notes(statuses, explanations) -> list[str]:
-    """Why each prediction is not testable, and why each FAIL, inconclusive and not run."""
+def _finding_rows(statuses, registry) -> list[str]:
+    lines = ["", "## Findings", "",
+             "Questions the papers leave open, measured by exact flow and reported as measurements: no pass or fail, "
+             "no threshold (a number a study once compared with a bar is shown without it).", "",
+             "| id | question | source | status | measured: value [95 % interval] |", "|---|---|---|---|---|"]
+    for p in registry.predictions:
+        if p.kind != "finding":
+            continue
+        st = statuses[p.id]
+        shown = st["status"] + (" (stale)" if st["stale"] else "")
+        claim = p.claim + (f" *(Why a finding: {p.why_kind})*" if p.why_kind else "")
+        evidence = "; ".join(f"{_measured(c, threshold=False)} ({_label(r)})" for r, c in st["checks"]) or (
+            "— (study: " + (", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p)) or "—")
+            + ")")
+        lines.append(f"| {p.id} | {_cell(claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} |")
+    return lines
+
+
+def _preregistration(results, statuses, registry) -> list[str]:
+    """Which verdicts are not registered, which await their confirmatory run, which registered checks have no run."""
+    problems = preregistration_problems(results, registry)
+    lines = ["", "## Pre-registration", "",
+             f"{len(registry.checks)} deciding checks are registered in `validation/registry.toml` "
+             f"({sum(c.registered_after_run for c in registry.checks)} of them written or changed after their "
+             "study had been run: they decide only on their confirmatory seeds). `tests/test_preregistration.py` "
+             "fails on a current (not stale) result whose deciding check is not as registered."]
+    if problems:
+        lines += ["", f"**Not registered** ({len(problems)} recorded deciding checks; they decide nothing):", ""]
+        lines += [f"- {_cell(line)}" for line in problems]
+    waiting = [(pid, r, c) for pid, st in statuses.items() for r, c in st["awaiting"]]
+    if waiting:
+        lines += ["", "**Awaiting confirmation** (registered after their study's run, recorded on the exploratory "
+                  "seeds; shown beside, not counted):", ""]
+        for pid, r, c in waiting:
+            reg, _ = registered_check(r, c, registry)
+            lines.append(f"- {pid} `{reg.id}`: exploratory seeds {format_seeds(recorded_seeds(r, c))}, confirmatory "
+                         f"{format_seeds(reg.confirmatory_seeds)}. Changed: {_cell(reg.changed)}")
+    seen = set()
+    for r in results:
+        for c in r["checks"]:
+            reg = registered_check(r, c, registry)[0] if deciding_ids(c, registry) else None
+            if reg is not None:
+                seen.add(reg.id)
+    unrun = [c for c in registry.checks if c.id not in seen]
+    if unrun:
+        lines += ["", "**Registered, no recorded run yet:** " + ", ".join(f"`{c.id}`" for c in unrun) + "."]
+    return lines
+
+
+def _notes(statuses, explanations, registry) -> list[str]:
+    """Why each prediction is not testable, why each identity is one, and why each FAIL, inconclusive and not run."""
     lines = []
-    untestable = [p for p in PREDICTIONS if statuses[p.id]["status"] == "not testable"]
+    untestable = [p for p in registry.predictions if statuses[p.id]["status"] == "not testable"]
     if untestable:
         lines += ["", "## Not testable at simulator scale", ""]
         for p in untestable:
-            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {UNTESTABLE[p.id]}', ""]
+            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {registry.untestable[p.id]}', ""]
 
     lines += ["", "## Why each identity is one", ""]
-    for p in PREDICTIONS:
-        if p.id in IDENTITIES:
-            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {IDENTITIES[p.id]}', ""]
+    for p in registry.predictions:
+        if p.kind == "identity":
+            lines += [f'<a id="{_anchor(p.id)}"></a>**{p.id}** ({_cell(p.claim)}): {registry.identities[p.id]}', ""]
 
-    explained = [p for p in PREDICTIONS if statuses[p.id]["status"] in EXPLAINED]
+    explained = [p for p in registry.predictions
+                 if p.kind in DECIDING_KINDS and statuses[p.id]["status"] in EXPLAINED]
     if explained:
         lines += ["", "## Why each FAIL, inconclusive and not run", ""]
         for p in explained:
@@ -306,14 +501,20 @@ def _notes(statuses, explanations) -> list[str]:
     return lines
 
 
-def _every_check(checks) -> list[str]:
-    """One row per check of every study."""
+def _every_check(checks, registry) -> list[str]:
+    """One row per check of every study, with its registration."""
     lines = ["", "## Every check", "",
-              "| study | kind | claim | source | predictions | measured | status |", "|---|---|---|---|---|---|---|"]
+             "| study | kind | claim | source | predictions | registered | measured | status |",
+             "|---|---|---|---|---|---|---|---|"]
     for r, c in checks:
         status = c["status"] if c["status"] == "pass" else f"**{c['status']}**"
-        lines.append(f"| {r['study']} | {c['kind']} | {_cell(c['claim'])} | {_cell(c['source'])} | "
-                     f"{', '.join(c.get('predictions') or []) or '—'} | {_cell(_measured(c))} | {status} |")
+        role, _ = check_role(r, c, registry)
+        reg, _ = registered_check(r, c, registry)
+        registered = {"deciding": f"`{reg.id}`" if reg else "", "exploratory": f"`{reg.id}` (exploratory)" if reg else "",
+                      "not registered": "**no**", "not deciding": "—"}[role]
+        lines.append(f"| {_label(r)} | {c['kind']} | {_cell(c['claim'])} | {_cell(c['source'])} | "
+                     f"{', '.join(c.get('predictions') or []) or '—'} | {registered} | {_cell(_measured(c))} | "
+                     f"{status} |")
     return lines
 
 
