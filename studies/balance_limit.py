@@ -59,9 +59,7 @@ from __future__ import annotations
 import os
 import sys
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
@@ -328,57 +326,6 @@ def main(argv=None):
     return run_study("balance_limit", parse_args, science, argv)
 
 
-def student_starts(seeds, eps: float, args):
-    """The general students at scale ε of the given seeds (:func:`gflow.problems.balance_limit.student_start`).
-
-    Args:
-        seeds: the student seeds.
-        eps: the scale ε.
-        args: the study's options (``d``, ``init_convention``).
-
-    Returns:
-        The students, stacked for one compiled call.
-    """
-    return eqx.filter_vmap(lambda s: bl.student_start(s, eps, args))(jnp.asarray(seeds))
-
-
-def sweep(args, loss, w0, tolerances):
-    """Every (ε, seed) flow of Prop. 9's sweep over ``args.seed_list`` at the default tolerance, and over its first
-    ``args.tight_seeds`` at the tight one (as :func:`gflow.problems.balance_limit.sweep_eps`, which runs seeds
-    0 … n − 1 at both).
-
-    Args:
-        args: the study's options.
-        loss: the teacher's population loss.
-        w0: the teacher's first Markov parameter (sets τ_ε).
-        tolerances: ``(name, rtol)`` pairs (``gflow.study.both_tolerances``: "default" and "tight").
-
-    Returns:
-        ``(results, curves)``: {name: {field: (ε, seed) array}} (the tight one over the first ``args.tight_seeds``
-        seeds) and the trajectories {(i_ε, column): trajectory} at the default tolerance.
-    """
-    n_eps = len(args.eps)
-    seeds = {"default": args.seed_list, "tight": args.seed_list[:args.tight_seeds]}
-    res = {tol: {f: np.full((n_eps, len(seeds[tol])), np.nan) for f in bl.FIELDS} for tol, _ in tolerances}
-    curves = {}
-    for i, eps in enumerate(args.eps):
-        tau = an.balancing_time(eps, w0, args.convention)
-        for tol_name, rtol in tolerances:
-            models0 = student_starts(seeds[tol_name], eps, args)
-            for s, (traj, r) in enumerate(bl.run_seeds(loss, models0, tau, args, rtol)):
-                for f in bl.FIELDS:
-                    res[tol_name][f][i, s] = r[f]
-                if tol_name == "default":
-                    curves[(i, s)] = traj
-        for s, seed in enumerate(args.seed_list):
-            tight = f" (tight {res['tight']['rho_tau'][i, s]:.3e})" if s < args.tight_seeds else ""
-            print(f"  ε={eps:.0e} seed {seed}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e}{tight}, "
-                  f"min ρ={res['default']['rho_min'][i, s]:.3e} at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
-                  f"{int(res['default']['steps'][i, s])} steps, {res['default']['wall_time_s'][i, s]:.2f} s",
-                  flush=True)
-    return res, curves
-
-
 def science(args, checks, results):
     """The sweep, its checks, results, figure and saved curves.
 
@@ -393,8 +340,8 @@ def science(args, checks, results):
     print(f"balance_limit: d={args.d}, d̂={args.teacher_dim}, k={args.k}, w0={w0:.4f}, convention {args.convention}, "
           f"ε ∈ {args.eps}, {args.seeds} seeds ({args.seeds_block} block, {seeds[0]} … {seeds[-1]}), rtol "
           f"{args.rtol:g} and {tight_rtol(args.rtol):g}", flush=True)
-    res, curves = sweep(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0,
-                        both_tolerances(args.rtol))
+    res, curves = bl.sweep_eps(args, gflow.PopulationLoss(teacher, args.k, convention=args.convention), w0,
+                               both_tolerances(args.rtol))
     f = fits(args, w0, res)
     main_ = main_checks(args, w0, f)
     decision = main_[0]

@@ -62,9 +62,19 @@ def student_start(seed: int, eps: float, args):
     return initializers.gaussian(jax.random.key(1000 + seed), args.d, scale=eps, convention=args.init_convention)
 
 
-def student_starts(n_seed: int, eps: float, args):
-    """Seeds 0 … n_seed − 1 of :func:`student_start`, stacked (one compiled call)."""
-    return eqx.filter_vmap(lambda s: student_start(s, eps, args))(jnp.arange(n_seed))
+def student_starts(seeds, eps: float, args):
+    """The students of :func:`student_start` at scale ε of the given seeds, stacked (one compiled call).
+
+    Args:
+        seeds: the student seeds (a count n: seeds 0 … n − 1).
+        eps: the scale ε.
+        args: the study's options (``d``, ``init_convention``).
+
+    Returns:
+        The stacked students.
+    """
+    seeds = jnp.arange(seeds) if isinstance(seeds, int) else jnp.asarray(seeds)
+    return eqx.filter_vmap(lambda s: student_start(s, eps, args))(seeds)
 
 
 def negated_teacher(teacher):
@@ -107,34 +117,36 @@ FIELDS = ["rho_tau", "rho_min", "t_min_over_tau", "A_over_W_tau", "rate_imbalanc
 
 
 def sweep_eps(args, loss, w0, tolerances):
-    """Every (ε, seed) flow of Prop. 9's sweep, at each tolerance.
+    """Every (ε, seed) flow of Prop. 9's sweep over ``args.seed_list`` at the default tolerance, and over its first
+    ``args.tight_seeds`` at the tight one.
 
     Args:
-        args: the study's options.
+        args: the study's options (``eps``, ``convention``, ``seed_list``, ``tight_seeds``).
         loss: the teacher's population loss.
         w0: the teacher's first Markov parameter (sets τ_ε).
         tolerances: ``(name, rtol)`` pairs (``gflow.study.both_tolerances``: "default" and "tight").
 
     Returns:
-        ``(results, curves)``: {name: {field: (ε, seed) array}} of :func:`measure`'s fields, and the trajectories
-        {(i_ε, seed): trajectory} at the default tolerance.
+        ``(results, curves)``: {name: {field: (ε, seed) array}} of :func:`measure`'s fields (the tight one over the
+        first ``args.tight_seeds`` seeds), and the trajectories {(i_ε, column): trajectory} at the default tolerance.
     """
-    n_eps, n_seed = len(args.eps), args.seeds
-    res = {tol: {f: np.full((n_eps, n_seed), np.nan) for f in FIELDS} for tol in ("default", "tight")}
+    n_eps = len(args.eps)
+    seeds = {"default": args.seed_list, "tight": args.seed_list[:args.tight_seeds]}
+    res = {tol: {f: np.full((n_eps, len(seeds[tol])), np.nan) for f in FIELDS} for tol, _ in tolerances}
     curves = {}
     for i, eps in enumerate(args.eps):
         tau = an.balancing_time(eps, w0, args.convention)
-        models0 = student_starts(n_seed, eps, args)
         for tol_name, rtol in tolerances:
-            for s, (traj, r) in enumerate(run_seeds(loss, models0, tau, args, rtol)):
+            for s, (traj, r) in enumerate(run_seeds(loss, student_starts(seeds[tol_name], eps, args), tau, args,
+                                                    rtol)):
                 for f in FIELDS:
                     res[tol_name][f][i, s] = r[f]
                 if tol_name == "default":
                     curves[(i, s)] = traj
-        for s in range(n_seed):
-            print(f"  ε={eps:.0e} seed {s}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e} "
-                  f"(tight {res['tight']['rho_tau'][i, s]:.3e}), min ρ={res['default']['rho_min'][i, s]:.3e} "
-                  f"at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
+        for s, seed in enumerate(args.seed_list):
+            tight = f" (tight {res['tight']['rho_tau'][i, s]:.3e})" if s < args.tight_seeds else ""
+            print(f"  ε={eps:.0e} seed {seed}: ρ(τ_ε)={res['default']['rho_tau'][i, s]:.3e}{tight}, "
+                  f"min ρ={res['default']['rho_min'][i, s]:.3e} at {res['default']['t_min_over_tau'][i, s]:.1f} τ_ε, "
                   f"{int(res['default']['steps'][i, s])} steps, {res['default']['wall_time_s'][i, s]:.2f} s",
                   flush=True)
     return res, curves
