@@ -2,6 +2,7 @@
 saves rose repeated with every step landing on the save times."""
 
 import dataclasses
+import inspect
 
 import equinox as eqx
 import jax
@@ -167,7 +168,7 @@ def test_batch_saves_from_the_dense_output_descend_and_cost_few_steps(slots):
 
 def _outputs(rises, fill):
     n = len(rises)
-    fields = {f: np.full((n, 2), fill, dtype=float) for f in gflow.flow.IntegratorOutput._fields}
+    fields = {f: np.full((n, 2), fill, dtype=float) for f in inspect.signature(gflow.flow.IntegratorOutput).parameters}
     fields["saved_rises"] = np.asarray(rises)
     fields["time_restarts"] = None
     return gflow.flow.IntegratorOutput(**fields)

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from gflow.study import (
+from gflow.study import (  # noqa: I001
     check,
     check_role,
     CHECKS,
@@ -19,12 +19,13 @@ from gflow.study import (
     over_seeds,
     preregistration_problems,
     read_registry,
+    record_name,
     recorded_seeds,
     REGISTERED,
+    registered_check,
+    result_block,
     study_code_hash,
 )
-from gflow.study._record import record_name, result_block
-from gflow.study._registry import registered_check
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "studies"))

@@ -81,7 +81,7 @@ def test_seed_blocks():
         2000, 2001, 2002]
     quick = extrapolation_phase.parse_args(["--quick", "--seeds-block", "confirmatory"])
     assert quick.seeds == 1 and quick.seed_list == [2000]
-    with pytest.raises(ValueError, match="unknown seeds block"):
+    with pytest.raises(ValueError, match="--seeds-block must be one of"):
         extrapolation_phase.seed_list("fresh", 3)
     args = init_scale.parse_args(["--quick"])
     assert args.scales == [1e-5, 1e-1] and args.ks == [8, 14, 20] and args.seeds == 1

@@ -68,7 +68,7 @@ def test_time_is_rescaled_by_width_only_in_the_standard_parameterization():
     (["--eta", "1", "--tau", "0.5"], "at least one GD step"),
     (["--seeds", "0"], "seeds"),
     (["--n-test", "0"], "n-test"),
-    (["--seeds-block", "confirmatory", "--seeds", "11"], "--seeds must be <= 10"),
+    (["--seeds-block", "confirmatory", "--seeds", "11"], "--seeds must be at most 10"),
 ])
 def test_bad_input(extra, match, capsys):
     with pytest.raises(SystemExit):
@@ -202,7 +202,7 @@ def test_seed_blocks():
     assert lazy_width.parse_args(TINY).seed_list == [0]
     args = lazy_width.parse_args(TINY + ["--seeds-block", "confirmatory", "--seeds", "3"])
     assert args.seed_list == [3000, 3001, 3002]
-    with pytest.raises(ValueError, match="confirmatory block has"):
+    with pytest.raises(ValueError, match="--seeds must be at most"):
         lazy_width.seed_list("confirmatory", lazy_width.CONFIRMATORY_SEEDS + 1)
 
 

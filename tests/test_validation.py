@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from gflow.study import (
+from gflow.study import (  # noqa: I001
     bootstrap_interval,
     check,
     decide,
@@ -17,14 +17,16 @@ from gflow.study import (
     load_results,
     over_seeds,
     PREDICTIONS,
+    record_block,
+    record_name,
     record_result,
+    result_block,
     SCALING_NOTES,
     seeds_needed,
     study_code_hash,
     study_parser,
     UNTESTABLE,
 )
-from gflow.study._record import record_block, record_name, result_block
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "studies"))

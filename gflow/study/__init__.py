@@ -27,7 +27,14 @@ from ._parser import (
     sweep_options as sweep_options,
 )
 from ._quick_full import QuickFull as QuickFull
-from ._record import load_results as load_results, record_result as record_result, study_code_hash as study_code_hash
+from ._record import (
+    load_results as load_results,
+    record_block as record_block,
+    record_name as record_name,
+    record_result as record_result,
+    result_block as result_block,
+    study_code_hash as study_code_hash,
+)
 from ._registry import (
     check_role as check_role,
     CHECKS as CHECKS,
@@ -41,6 +48,7 @@ from ._registry import (
     read_registry as read_registry,
     recorded_seeds as recorded_seeds,
     REGISTERED as REGISTERED,
+    registered_check as registered_check,
     RegisteredCheck as RegisteredCheck,
     Registry as Registry,
     SCALING_NOTES as SCALING_NOTES,
