@@ -308,8 +308,10 @@ def _overview(statuses, checks, registry) -> list[str]:
              f"{rep or 'none'}**; **identities ({n_id}): {ident or 'none'}**; **findings ({n_find}): "
              f"{find or 'none'}**. A prediction or reproduction is decided by its registered *prediction* checks only; "
              "*sanity* checks (true by construction, arithmetic, solver guards) are shown beside it and never count. "
-             "Over seeds a check reports the statistic with its bootstrap 95 % interval: pass if the interval clears "
-             "the threshold, FAIL if it lies entirely on the wrong side, inconclusive otherwise. A prediction beside a "
+             "Over seeds a check reports the statistic with its 95 % interval (exact Clopper–Pearson for a fraction "
+             "of seeds, Student t for a seed average, the percentile bootstrap for another statistic over seeds): "
+             "pass if the interval clears the threshold, FAIL if it lies entirely on the wrong side, inconclusive "
+             "otherwise. A prediction beside a "
              "failed sanity guard is marked so: its checks ran on a state the study did not expect, read them with "
              "care.", ""]
     n_check = sum(c["kind"] == "prediction" for _, c in checks)
