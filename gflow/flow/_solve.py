@@ -49,7 +49,7 @@ from ._options import check_solver_fits, flow_setup, FlowSetup, SolveOptions
 from ._problem import f64, flow_problem, FlowProblem, with_batch_saves_checked
 from ._progress import LogTimeProgressMeter, with_elapsed_lines
 from ._refill import integrate_refilling, progress_printer
-from ._restart import continue_past_underflow
+from ._restart import _rows_padded, continue_past_underflow
 from ._step_control import flow_atols, resolves_loss
 
 
@@ -110,8 +110,9 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     as the step; the saved losses are checked for a rise beyond the rounding bound after the solve, and a flow whose
     saves rose is solved again with every step landing on each save time, so that every saved value is an accepted,
     descent-checked step end (:func:`gflow.flow.with_saves_checked`; :func:`solve_flows` likewise per flow, its
-    steps covering at most ``BATCH_SAVES_PER_STEP`` save times each). A step that can no longer move the time variable (t + h = t in float64) ends the run with
-    status ``"step_size_underflow"``; ``max_steps`` reached, ``"max_steps"``; both messages name the time reached.
+    steps covering at most ``BATCH_SAVES_PER_STEP`` save times each). A step that can no longer move the time
+    variable (t + h = t in float64) ends the run with status ``"step_size_underflow"``; ``max_steps`` reached,
+    ``"max_steps"``; both messages name the time reached.
 
     Args:
         loss: A module mapping a model to a scalar (e.g. :class:`gflow.PopulationLoss`); gflow's default solver also
@@ -305,7 +306,7 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
                                                                          meter, mesh)), "flows")
 
     def on_steps(rows):  # the flows whose saves rose, in the program the batch ran
-        again = [pad_to(take(x, rows), size) for x in (losses, models0, (f64(diverge), f64(atols)))]
+        again = [_rows_padded(x, rows, size) for x in (losses, models0, (f64(diverge), f64(atols)))]
         if mesh is not None:
             again = [place(x, mesh) for x in again]
         return jax.block_until_ready(integrate_batch(dataclasses.replace(problem, save_on_steps=True), again[0],
