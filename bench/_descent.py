@@ -7,6 +7,11 @@
   time, best of two, and steps.
 - **resolution**: the relative error of L(t) against an rtol-1e-13 reference (Rodas5P, default control) where the
   reference first falls below 1e-8, 1e-12, 1e-16, 1e-20, at rtol 1e-8, with each control.
+- **price** (``--guard-price``): the guard's price in wall time, measured so that a loaded or noisy CPU does not
+  decide it: the engine before the guard and today's ``solve_flow`` (default control) alternate, round after round,
+  and the claim is the median over rounds of each round's ratio; beside it, the kernels per step of the two compiled
+  programs (the engine before, and ``solve_flows``' lock-step program for the one flow), counted from their HLO
+  (bench/_kernels.py): a count that no load moves.
 - **time to resolve**: on the fig3a flow, the loosest rtol of 1e-6 … 1e-12 at which each control's L is within
   1 % of the reference at every saved time where the reference lies in [1e-14, 1e-12], and that run's wall time.
 """
@@ -154,6 +159,47 @@ def cost(problem, solver: str, log) -> dict:
     return {"problem": problem.name, "description": problem.description, "rtol": problem.rtol, "solver": solver,
             "rows": rows, "slowdown": {c: rows[c]["wall_s"] / base for c in CONTROLS[1:]},
             "steps_over_before": {c: rows[c]["steps"] / rows["before the descent guard"]["steps"] for c in rows}}
+
+
+def guard_price(problem, rounds: int, log) -> dict:
+    """The default ``solve_flow`` against the engine before the guard on ``problem``: interleaved warm calls, the
+    median of the per-round ratios, and kernels per step of both programs (module docstring, "price")."""
+    import _kernels as K
+
+    ts = gflow.flow.log_save_times(0.0, problem.t1, 200)
+    args = (problem.loss, problem.model0, problem.t1, ts, problem.rtol, problem.atol, "auto")
+    walls = {"before the descent guard": [], "loss": []}
+    steps = {}
+    for r in range(rounds + 1):  # round 0 compiles
+        for control in walls:
+            _, n, wall, _ = _run(control, *args)
+            steps[control] = n
+            if r:
+                walls[control].append(wall)
+    ratios = [a / b for a, b in zip(walls["loss"], walls["before the descent guard"])]
+    name = gflow.flow.default_solver(problem.rtol)
+    before = _engine_before.lower(problem.loss, problem.model0, as_before(gflow.flow.SOLVER_REGISTRY[name]()),
+                                  jnp.float64(problem.t1), jnp.asarray(ts), jnp.float64(problem.rtol),
+                                  jnp.float64(problem.atol), 1_000_000).compile()
+    now = gflow.flow.lower_flows([problem.loss], [problem.model0], problem.t1, rtol=problem.rtol, atol=problem.atol,
+                                 save_at=ts).compile()
+    kernels = {"before the descent guard": K.hlo_counts(_hlo_text(before))["step"]["kernels"],
+               "loss": K.hlo_counts(_hlo_text(now))["step"]["kernels"]}
+    out = {"problem": problem.name, "description": problem.description, "n_params": problem.n_params,
+           "rtol": problem.rtol, "rounds": rounds, "steps": steps, "walls_s": walls, "ratios": ratios,
+           "median_ratio": float(np.median(ratios)), "kernels_per_step": kernels,
+           "kernel_ratio": kernels["loss"] / kernels["before the descent guard"]}
+    log(f"    {problem.name} (n = {problem.n_params}): steps {steps['before the descent guard']} before, "
+        f"{steps['loss']} now; wall ratio now / before, median of {rounds} interleaved rounds "
+        f"{out['median_ratio']:.3f} (rounds: {', '.join(f'{x:.2f}' for x in ratios)}); kernels per step "
+        f"{kernels['before the descent guard']} before, {kernels['loss']} now ({out['kernel_ratio']:.3f}×)")
+    return out
+
+
+def _hlo_text(compiled) -> str:
+    """The optimized HLO of a compiled program (``jax.stages.Compiled``, or equinox's wrapper of one)."""
+    inner = getattr(compiled, "compiled", compiled)
+    return inner.as_text()
 
 
 # a batch of this one flow through solve_flows (default error control): its steps with the batch's dense-output saves

@@ -33,6 +33,10 @@ on --problems (R1 R2 R3 R5; the engine as it was before, the θ-only control and
 relative error of L at L = 1e-8 … 1e-20 on R1 and on seed 000's fig3a flow, and the wall time each control needs to
 resolve L ≈ 1e-14 to 1 % on the fig3a flow (bench/_descent.py).
 
+--guard-price replaces the baselines by the descent guard's price on R1, R2 and R3 (to t1 = 100): the default
+``solve_flow`` and the engine before the guard alternating, --guard-rounds rounds (default 8), the median of the
+per-round wall ratios, and kernels per step of both compiled programs (bench/_descent.py, ``guard_price``).
+
 --discrete-batch replaces the baselines by batched discrete runs against one-by-one runs, warm, in one
 process (bench/_discrete_batch.py): --gd-runs R1-size GD runs (default 64 × 5000 steps, best of 3) and
 --gru-students GRU students of width 100 with Adam (default 30 × 200 steps, k_g 30, minibatches of 100); wall,
@@ -492,6 +496,11 @@ def main(argv=None):
     ap.add_argument("--descent", action="store_true",
                     help="instead of the baselines: cost of the descent guard and of the loss-resolving "
                          "control on --problems, and the loss each control resolves on R1 and fig3a")
+    ap.add_argument("--guard-price", action="store_true",
+                    help="instead of the baselines: the descent guard's price on --problems (default R1 R2 R3, R3 "
+                         "to t1 = 100): the default solve_flow and the engine before the guard alternating for "
+                         "--guard-rounds rounds (median of the per-round ratios), and kernels per step of both")
+    ap.add_argument("--guard-rounds", type=int, default=None, help="rounds of --guard-price (default 8, quick 3)")
     ap.add_argument("--discrete-batch", action="store_true",
                     help="instead of the baselines: batched GD/Adam runs (gflow.discrete.run_gd_batch, "
                          "run_adam_batch) against one by one: --gd-runs R1-size GD runs and --gru-students GRU "
@@ -550,6 +559,8 @@ def main(argv=None):
         return run_refill(args)
     if args.descent:
         return run_descent(args)
+    if args.guard_price:
+        return run_guard_price(args)
     if args.discrete_batch:
         return run_discrete_batch(args)
     args.budget = args.budget if args.budget is not None else (4.0 if args.quick else 120.0)
@@ -623,6 +634,34 @@ def run_descent(args):
                                                       ("fig3a k=6", D.fig3a_problem(), "auto", True)):
         log(f"\n=== resolution of L on {label} (rtol 1e-8, solver {solver})")
         results["resolution"].append(D.resolution(label, loss, model0, t1, solver, log, time_to_resolve=timed))
+        if args.json:
+            write_json(args, results, [], _now() - started, partial=True)
+    log(f"\ntotal wall time: {_now() - started:.1f} s")
+    if args.json:
+        write_json(args, results, [], _now() - started)
+        log(f"wrote {args.json}")
+
+
+GUARD_PRICE_R3_T1 = 100.0  # R3 (40 400 parameters) to t1 = 100: 3 341 steps, ~15 s a call on the 2-core CPU
+
+
+def run_guard_price(args):
+    """The descent guard's price in interleaved rounds and kernels per step (bench/_descent.py), one process."""
+    import dataclasses
+
+    started = _now()
+    rounds = args.guard_rounds or (3 if args.quick else 8)
+    names = [n for n in (args.problems or ["R1", "R2", "R3"]) if n in ("R1", "R2", "R3", "R5")]
+    log(f"gflow bench --guard-price: problems {' '.join(names)}, {rounds} rounds, device {jax.devices()[0]}, "
+        f"{os.cpu_count()} CPU cores")
+    results = []
+    for name in names:
+        p = {"R1": P.r1, "R2": P.r2, "R3": P.r3, "R5": P.r5}[name](args.quick or name in ("R3", "R5"), args.ref_rtol)
+        if name == "R3":
+            p = dataclasses.replace(p, t1=GUARD_PRICE_R3_T1, description=p.description.replace(
+                f"t1={p.t1:g}", f"t1={GUARD_PRICE_R3_T1:g}"))
+        log(f"\n=== {name}: {p.description}; n = {p.n_params}; rtol {p.rtol:g}")
+        results.append(D.guard_price(p, rounds, log))
         if args.json:
             write_json(args, results, [], _now() - started, partial=True)
     log(f"\ntotal wall time: {_now() - started:.1f} s")

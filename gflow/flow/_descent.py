@@ -33,23 +33,29 @@ controller (gflow's PIDController) and adds, for every attempted step θ_n → �
    against 5 020) to resolve digits of L no study reads, while 1/2 (L to ~1e-4 relative per step at rtol 1e-8) took
    5 025. ``resolve_loss=False`` (``error_control="parameters"``) keeps the θ-only control of gflow ≤ 0.1.
 
-**The guard fused into gflow's solvers.** Evaluated apart, the guard costs a pass through r (and its
-forward-mode tangent) at every attempted θ_{n+1}: R1 1.17× and R3 1.31× the wall time of the engine before it. But
-gflow's own solvers (:class:`gflow.flow.GaussNewtonRosenbrock`, :class:`gflow.flow.RodasGradientFlow`) evaluate the
-field at θ_{n+1} anyway, for the next step's first stage (FSAL), and that pass computes r(θ_{n+1}) on its way
-(``jax.value_and_grad`` with r as auxiliary output: :meth:`gflow.flow.GradientFlowTerm.residuals_and_vf`); and they
-hold J for their linear systems. With ``fuse_guard`` (:meth:`gflow.flow.GaussNewtonRosenbrock.with_fused_guard`;
-gflow's solves set it when ``FUSE_GUARD`` in their step control is on, off for now: measured ahead on R1, behind on
-R3 on a loaded 2-core CPU) they return, in place of e alone, e with J e and r(θ_{n+1}) packed in one vector (:func:`pack_step_error`),
+**The guard fused into gflow's solvers.** Evaluated apart, the guard costs a pass through r and its forward-mode
+tangent at every attempted θ_{n+1}. But gflow's own solvers (:class:`gflow.flow.GaussNewtonRosenbrock`,
+:class:`gflow.flow.RodasGradientFlow`) evaluate the field at θ_{n+1} anyway, for the next step's first stage (FSAL),
+and that pass computes r(θ_{n+1}) on its way (``jax.value_and_grad`` with r as auxiliary output:
+:meth:`gflow.flow.GradientFlowTerm.residuals_and_vf`); and they hold J for their linear systems. With ``fuse_guard``
+(:meth:`gflow.flow.GaussNewtonRosenbrock.with_fused_guard`, which gflow's solves set: ``FUSE_GUARD`` in their step
+control) they return, in place of e alone, e with J e and r(θ_{n+1}) packed in one vector (:func:`pack_step_error`),
 and the guard judges the step by those without evaluating anything: L(θ_{n+1}) = ‖r(θ_{n+1})‖² and ε(θ_{n+1}) as
 above, bit for bit the same formulas. The one difference: the residual-space error is then measured with the J the
 step holds, J(θ_n) (or J at its last refresh when the solver lags J), not J(θ_{n+1}); J e is an error-sized
 quantity and J moves by O(h) across a step, so err_r changes by a relative O(h), well inside the factor the step
 size controller works with (a W-method tolerates a lagged J in its stages for the same reason). The descent test
 itself is unchanged: L(θ_{n+1}) is computed from the true r(θ_{n+1}). Measured: with the θ-only control the same
-accepted and rejected steps, bit for bit; with the residual control the same step counts on R1 (5 018) and R3 at
-t1 = 1e4 (4 238), and at most one step more or fewer where L sits at its rounding floor (L ≈ 1e-32). Stock diffrax
-solvers return e alone, and the guard evaluates r(θ_{n+1}) itself, as before.
+accepted and rejected steps, bit for bit; with the residual control the same step counts on R1 and R3, and at most
+one step more or fewer where L sits at its rounding floor (L ≈ 1e-32). Stock diffrax solvers return e alone, and the
+guard evaluates r(θ_{n+1}) itself, as before.
+
+The fused step launches fewer kernels (R1's step loop: 478 against 533 apart, 444 before the guard; two Krylov loops
+fewer) and is faster where launches dominate: against the engine before the guard, median of interleaved pairs on
+the 2-core CPU, R1 (1 680 parameters) 1.05–1.08× fused against 1.25× apart, R2 (2 600) 1.09× against 1.53×. On R3
+(40 400 parameters, a step moves megabytes) it was slower in three runs of four (1.43× against 1.18×), for a
+reason not found (the same static work: 479 kernels against 533, flops and bytes within 1 %). So the fusion applies
+to flows of at most ``FUSED_GUARD_MAX_PARAMETERS`` parameters (ours, between the two sizes measured).
 
 **Rounding bound ε(θ).** ρ_i = ``ROUNDING_DEPTH`` · u · s_i bounds |fl(r_i) − r_i|, u the unit roundoff, s_i the
 magnitude of the numbers that cancel in r_i: |r_i| + 2|label_i| for a loss that declares its labels
@@ -81,6 +87,9 @@ import optimistix as optx
 _U = float(jnp.finfo(jnp.float64).eps) / 2  # unit roundoff of float64
 _ULPS_OF_T = 64  # a step this many float64 spacings of t long or shorter is at the resolution of the time variable
 ROUNDING_DEPTH = 64.0  # ρ = ROUNDING_DEPTH · u · s bounds the rounding of a residual (module docstring)
+# the fused guard's reach (module docstring, "The guard fused into gflow's solvers"): measured ahead at 1 680 and
+# 2 600 parameters, behind at 40 400
+FUSED_GUARD_MAX_PARAMETERS = 10_000
 LOSS_RTOL_POWER = 0.5  # the residual-space control resolves L to rtol ** LOSS_RTOL_POWER per step (module docstring)
 
 

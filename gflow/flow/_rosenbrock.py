@@ -34,7 +34,7 @@ from diffrax._term import AdjointTerm, WrapTerm  # diffeqsolve's term wrappers (
 
 from .._checks import GflowInputError, one_of
 from ..objectives._residual_jacobian import DenseResidualJacobian
-from ._descent import pack_step_error
+from ._descent import FUSED_GUARD_MAX_PARAMETERS, pack_step_error
 from ._gradient_flow_solver import AbstractGradientFlowSolver
 from ._term import AbstractSumOfSquaresTerm
 
@@ -323,8 +323,10 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
     def _end_of_step(self, flow, terms, t1, y1, args, y_error, jacobian_mv):
         """(f(y1), the step's error): the error e alone, or where the guard is fused in (``fuse_guard`` and a term
         whose field and residuals come from one pass), e packed with J e and r(y1) (:func:`pack_step_error`), r(y1)
-        from the pass that computes f(y1) and J e from the J the step holds (``jacobian_mv``)."""
-        if not (self.fuse_guard and flow.fuses_guard):
+        from the pass that computes f(y1) and J e from the J the step holds (``jacobian_mv``); fused only up to
+        ``FUSED_GUARD_MAX_PARAMETERS`` parameters (:class:`gflow.flow.DescentController`'s module, "The guard fused
+        into gflow's solvers")."""
+        if not (self.fuse_guard and flow.fuses_guard and y1.size <= FUSED_GUARD_MAX_PARAMETERS):
             return terms.vf(t1, y1, args), y_error
         residuals1, f1 = flow.residuals_and_vf(y1)
         return f1, pack_step_error(y_error, jacobian_mv(y_error), residuals1)

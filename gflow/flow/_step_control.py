@@ -21,9 +21,8 @@ DEFAULT_RTOL = 1e-8
 RTOL_RANGE = (1e-14, 0.1)
 ERROR_CONTROLS = ("auto", "loss", "parameters")
 # Whether solves fuse the descent guard's evaluation at the step's end into gflow's solvers (GaussNewtonRosenbrock.
-# with_fused_guard). Off until measured on a quiet machine: on the shared 2-core CPU the fused path was ahead on R1
-# (CPU time 0.94× the pre-guard engine against 1.05× re-evaluating) but behind on R3 (1.55× against 1.17×).
-FUSE_GUARD = False
+# with_fused_guard), for flows of at most FUSED_GUARD_MAX_PARAMETERS parameters (gflow.flow._descent says why).
+FUSE_GUARD = True
 
 
 def checked_rtol(rtol) -> float:
