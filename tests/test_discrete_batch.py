@@ -2,6 +2,8 @@
 one-by-one run of member i, a diverging member stops alone, bad input is named, and the batch's stats hold a discrete
 run's counts only."""
 
+import logging
+
 import jax
 import numpy as np
 import pytest
@@ -136,3 +138,15 @@ def test_a_batch_is_split_over_two_devices(tmp_path):
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
     done = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
+
+
+def test_a_batch_compiles_its_step_loop_once(small_loss, caplog):
+    """Every chunk of a run (one per saved step) calls the same compiled loop: a run state whose leaves change between
+    weakly and strongly typed from one chunk to the next would compile it again at the first chunks (seconds each
+    at study sizes). The starts are new shapes here, so the loop is compiled in this test."""
+    starts = [initializers.gaussian(jax.random.key(40 + i), 7, scale=0.3) for i in range(2)]
+    caplog.set_level(logging.WARNING)
+    with jax.log_compiles(True):
+        gflow.discrete.run_adam_batch(small_loss, stack(starts), lr=1e-3, steps=STEPS, save_at=SAVES)
+    compiles = [r for r in caplog.records if "Compiling" in r.getMessage() and "advance" in r.getMessage()]
+    assert len(compiles) == 1, [r.getMessage()[:120] for r in compiles]

@@ -93,14 +93,16 @@ class Carry(eqx.Module):
 
 
 def initial_carry(theta, rule_state, sampler_state) -> Carry:
-    """A run's state at step 0."""
+    """A run's state at step 0, strongly typed (as every chunk of the run returns it: one compiled program)."""
     zero = jnp.zeros(theta.shape[:-1])
     counts = jnp.zeros(theta.shape[:-1], dtype=jnp.int64)
-    nan = jnp.full(theta.shape[:-1], jnp.nan)
-    return Carry(theta=theta, rule_state=rule_state, sampler_state=sampler_state, step=counts, t=zero,
-                 t_compensation=zero, code=jnp.zeros(theta.shape[:-1], dtype=jnp.asarray(0).dtype),
-                 reached=jnp.full(theta.shape[:-1], -1, dtype=jnp.int64), last_lr=nan, evaluations=counts,
-                 previous=Kept(theta=theta, rule_state=rule_state, t=zero, t_compensation=zero, last_lr=nan))
+    nan = jnp.full(theta.shape[:-1], jnp.nan, dtype=theta.dtype)
+    return _strongly_typed(Carry(
+        theta=theta, rule_state=rule_state, sampler_state=sampler_state, step=counts, t=zero, t_compensation=zero,
+        code=jnp.zeros(theta.shape[:-1], dtype=jnp.asarray(0).dtype), reached=jnp.full(theta.shape[:-1], -1,
+                                                                                        dtype=jnp.int64),
+        last_lr=nan, evaluations=counts, previous=Kept(theta=theta, rule_state=rule_state, t=zero,
+                                                       t_compensation=zero, last_lr=nan)))
 
 
 def _flat(model):
@@ -158,7 +160,14 @@ def advance_steps(carry: Carry, stop, objective, model0, rule: UpdateRule, proje
                      last_lr=state.last_lr, evaluations=c.evaluations + 1,
                      previous=select(ok, current, c.previous))
 
-    return jax.lax.while_loop(running, body, carry)
+    # strongly typed in and out: a weakly typed leaf (a Python scalar's type) that became strong in the loop, or the
+    # reverse, would make the next chunk's call a new program (three compiles of the batch runner, seconds each)
+    return _strongly_typed(jax.lax.while_loop(running, body, carry))
+
+
+def _strongly_typed(tree):
+    """``tree`` with every array leaf of its own dtype, strongly typed (JAX's weak types come from Python scalars)."""
+    return jax.tree_util.tree_map(lambda x: jax.lax.convert_element_type(x, x.dtype) if eqx.is_array(x) else x, tree)
 
 
 _advance = eqx.filter_jit(advance_steps)
