@@ -33,6 +33,14 @@ An *identity* (gflow.study.IDENTITIES) is verified by every check tagged with it
 check failed" (a bug of ours), "identity: inconclusive", "identity: by proof" (no check), "identity: not run". A
 *finding* is "measured" (its tagged checks' values, without thresholds) or "not measured".
 
+A prediction or reproduction is decided only by the studies its ``study`` field names (its planned runs). A check
+that another study records with its id decides nothing: :func:`as_measurements` moves that id, in a copy of the
+records, to the findings of the same seed whose ``study`` names the recording study, and notes the move in the
+check's claim; so the exact-flow runs of seed 000's figures (extrapolation_phase, init_scale) are measurements of the
+finding 000-F1 while reproduce_000 decides the figures with the paper's own protocol (App. C.1). :func:`render`,
+:func:`prediction_statuses` and ``python studies/validation.py`` apply it; the committed records are left as they
+were recorded.
+
 A result file whose recorded code hash differs from today's study code (the study script, the studies/ modules it
 imports, the gflow source) is marked *stale*, each file on its own; a row is stale when a record that decides it
 is. Every FAIL, inconclusive and not-run prediction or reproduction links
@@ -47,6 +55,7 @@ import sys
 
 from gflow.study import preregistration_problems  # noqa: F401 (read by tests/test_preregistration.py)
 from gflow.study.report import (  # noqa: F401 (the names tests/test_validation.py reads through this script)
+    as_measurements,
     decided,
     EXPLANATIONS,
     IDENTITIES,

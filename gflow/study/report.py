@@ -127,6 +127,52 @@ def _superseded(deciding: list, registry: Registry) -> tuple[list, list]:
     return keep, beside
 
 
+def _studies(p) -> set[str]:
+    return {study for study, _ in planned_runs(p)}
+
+
+def as_measurements(results: list[dict], registry: Registry | None = None) -> list[dict]:
+    """The records with every check that a study records for a prediction or reproduction its registry row does not
+    give to that study turned into a measurement of a finding.
+
+    The rule: a prediction or reproduction is decided only by the studies its ``study`` field names. Where another
+    study records a check with its id, the id is replaced, in a copy, by the findings of the same seed (the id's part
+    before the first ``-``) whose ``study`` names the recording study (seed 000's exact-flow studies
+    extrapolation_phase and init_scale: the finding 000-F1), and the check's claim says which id it was recorded for
+    and which study decides that id. Findings are measured, not decided, so the moved check needs no registration.
+
+    Args:
+        results: the recorded result files (:func:`load_results`).
+        registry: the registry (default: the one of this checkout).
+
+    Returns:
+        The records, in the same order: those with no such check unchanged (the same objects), the others shallow
+        copies whose moved checks are copies.
+    """
+    registry = registry or REGISTERED
+    by_id = {p.id: p for p in registry.predictions}
+    out = []
+    for r in results:
+        checks, changed = [], False
+        for c in r.get("checks", []):
+            tags = list(c.get("predictions") or [])
+            moved = [pid for pid in tags if pid in by_id and by_id[pid].kind in DECIDING_KINDS
+                     and r["study"] not in _studies(by_id[pid])]
+            if not moved:
+                checks.append(c)
+                continue
+            seeds = {pid.split("-")[0] for pid in moved}
+            findings = [p.id for p in registry.predictions if p.kind == "finding" and r["study"] in _studies(p)
+                        and p.id.split("-")[0] in seeds]
+            kept = [pid for pid in tags if pid not in moved]
+            deciders = "; ".join(f"{pid} is decided by {by_id[pid].study}" for pid in moved)
+            checks.append({**c, "predictions": kept + [f for f in findings if f not in kept],
+                           "claim": f"{c['claim']} (recorded for {', '.join(moved)}; {deciders}: a measurement here)"})
+            changed = True
+        out.append({**r, "checks": checks} if changed else r)
+    return out
+
+
 def prediction_statuses(results: list[dict], registry: Registry | None = None) -> dict[str, dict]:
     """The status of every claim of the registry.
 
@@ -147,6 +193,7 @@ def prediction_statuses(results: list[dict], registry: Registry | None = None) -
         no record has run; predictions and reproductions only), "guards" (sanity checks), "stale" (a record of its
         deciding checks, or where none decides of any tagged check, is stale)}.
     """
+    results = as_measurements(results, registry)
     registry = registry or REGISTERED
     tagged: dict[str, list] = {}
     for r in results:
@@ -275,6 +322,7 @@ def render(results: list[dict], explanations: dict[str, str],
     registry = registry or REGISTERED
     for r in results:
         r["_stale"] = r.get("code_hash") != study_code_hash(r["study"], STUDIES)
+    results = as_measurements(results, registry)
     statuses = prediction_statuses(results, registry)
     checks = [(r, c) for r in results for c in r["checks"]]
     lines = _overview(statuses, checks, registry) + _results_table(results, registry)
