@@ -610,6 +610,11 @@ def main(argv=None):
         for c in checks:
             mark = {True: "PASS", False: "FAIL", None: "n/a "}[c["passed"]]
             log(f"  [{mark}] {c['target']}: {c['value']}")
+    finish(args, results, checks, started)
+
+
+def finish(args, results, checks, started) -> None:
+    """The last lines of a bench mode: its total wall time, and its results written to --json when asked."""
     total = _now() - started
     log(f"\ntotal wall time: {total:.1f} s")
     if args.json:
@@ -636,10 +641,7 @@ def run_descent(args):
         results["resolution"].append(D.resolution(label, loss, model0, t1, solver, log, time_to_resolve=timed))
         if args.json:
             write_json(args, results, [], _now() - started, partial=True)
-    log(f"\ntotal wall time: {_now() - started:.1f} s")
-    if args.json:
-        write_json(args, results, [], _now() - started)
-        log(f"wrote {args.json}")
+    finish(args, results, [], started)
 
 
 GUARD_PRICE_R3_T1 = 100.0  # R3 (40 400 parameters) to t1 = 100: 3 341 steps, ~15 s a call on the 2-core CPU
@@ -664,10 +666,7 @@ def run_guard_price(args):
         results.append(D.guard_price(p, rounds, log))
         if args.json:
             write_json(args, results, [], _now() - started, partial=True)
-    log(f"\ntotal wall time: {_now() - started:.1f} s")
-    if args.json:
-        write_json(args, results, [], _now() - started)
-        log(f"wrote {args.json}")
+    finish(args, results, [], started)
 
 
 def run_discrete_batch(args):
@@ -685,10 +684,7 @@ def run_discrete_batch(args):
         log(f"\n=== {args.gru_students} GRU students (width 100, k_g 30, batch 100), Adam, {gru_steps} steps each: "
             f"batched vs one by one")
         results.append(DB.gru_adam(args.gru_students, gru_steps, log))
-    log(f"\ntotal wall time: {_now() - started:.1f} s")
-    if args.json:
-        write_json(args, results, [], _now() - started)
-        log(f"wrote {args.json}")
+    finish(args, results, [], started)
 
 
 def run_refill(args):
@@ -705,10 +701,7 @@ def run_refill(args):
                "passed": results[0]["ratio_lock_step_over_refill"] >= 2.0}]
     for c in checks:
         log(f"  [{'PASS' if c['passed'] else 'FAIL'}] {c['target']}: {c['value']}")
-    log(f"\ntotal wall time: {_now() - started:.1f} s")
-    if args.json:
-        write_json(args, results, checks, _now() - started)
-        log(f"wrote {args.json}")
+    finish(args, results, checks, started)
 
 
 def run_ssm(args):

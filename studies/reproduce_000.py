@@ -226,15 +226,7 @@ def _train(members_args, args, *, stream: bool, lr, steps: int, stop: bool):
 
 
 def run_fig1a(args):
-    """Fig. 1a: one stacked Adam call per student size over both readings × seeds × k (population loss).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 1a: one stacked Adam call per student size over both readings × seeds × k (population loss)."""
     out = {"rows": [], "beside": []}
     for d in args.sizes_1a:
         kw = dict(teacher="balanced", teacher_dim=5, student="diagonal_balanced", d=d, scale=args.init_1a,
@@ -251,15 +243,7 @@ def _empirical(args, kws):
 
 
 def run_fig1b(args):
-    """Fig. 1b: one stacked Adam call per student size over init scales × seeds × k (empirical loss).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 1b: one stacked Adam call per student size over init scales × seeds × k (empirical loss)."""
     out = {"rows": [], "beside": []}
     for d in args.sizes_1b:
         kws = [dict(teacher="delay", teacher_dim=10, student="general", d=d, scale=s, ks=args.ks_1b,
@@ -271,15 +255,7 @@ def run_fig1b(args):
 
 
 def run_fig3a(args):
-    """Fig. 3a: one stacked Adam call over both readings × seeds × k (general student, init 1e-5).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 3a: one stacked Adam call over both readings × seeds × k (general student, init 1e-5)."""
     kw = dict(teacher="balanced", teacher_dim=5, student="general", d=40 if not args.quick else 16,
               scale=args.init_3a, ks=args.ks_1a, seeds=args.seed_list, placements=("random", "grid"))
     if args.fig3a_loss == "population":
@@ -290,30 +266,14 @@ def run_fig3a(args):
 
 
 def run_fig3b(args):
-    """Fig. 3b: one stacked Adam call over init scales × seeds × k (random unbalanced teacher).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 3b: one stacked Adam call over init scales × seeds × k (random unbalanced teacher)."""
     kws = [dict(teacher="random_unbalanced", teacher_dim=5, student="general", d=50 if not args.quick else 16,
                 scale=s, ks=args.ks_1a, seeds=args.seed_list) for s in args.init_general]
     return _empirical(args, kws)
 
 
 def run_fig4(args):
-    """Fig. 4: one stacked Adam call (MultiStepLR) over initial rates × init scales × readings × seeds × k.
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 4: one stacked Adam call (MultiStepLR) over initial rates × init scales × readings × seeds × k."""
     d = 40 if not args.quick else 16
     kws = [dict(teacher="balanced", teacher_dim=5, student="general", d=d, scale=s, ks=args.ks_4,
                 seeds=args.seed_list, placements=("random", "grid")) for s in args.fig4_scales]
@@ -332,15 +292,7 @@ def run_fig4(args):
 
 
 def run_fig5(args):
-    """Fig. 5: one stacked Adam call over both readings × --fig5-seeds seeds × k ∈ {10, 20} (as Fig. 1a, d = 40).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        ``{"rows": the members read at their final (early-stopped) state, "beside": the same read where the
-        population loss first reached --stop-loss-beside (empirical-loss panels; else empty)}``.
-    """
+    """Fig. 5: one stacked Adam call over both readings × --fig5-seeds seeds × k ∈ {10, 20} (as Fig. 1a, d = 40)."""
     d = 40 if not args.quick else 16
     kw = dict(teacher="balanced", teacher_dim=5, student="diagonal_balanced", d=d, scale=args.init_1a, ks=[10, 20],
               seeds=list(range(args.fig5_seeds)), placements=("random", "grid"))
@@ -348,6 +300,9 @@ def run_fig5(args):
     return {"rows": rp.read_members(batch, rows, args.horizon), "beside": []}
 
 
+# A panel's runner takes the parsed options and returns {"rows": the members read at their final (early-stopped)
+# state, "beside": the same read where the population loss first reached --stop-loss-beside (empirical-loss panels;
+# else empty)}.
 PANEL_RUNNERS = {"fig1a": run_fig1a, "fig1b": run_fig1b, "fig3a": run_fig3a, "fig3b": run_fig3b, "fig4": run_fig4,
                  "fig5": run_fig5}
 
@@ -415,15 +370,7 @@ def window_entry(what, rows):
 
 
 def judge_fig1a(args, rows_of):
-    """Fig. 1a: the knee of each reading's and size's seed-mean curve at 2d̂ = 10 (000-P10).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 1a: the knee of each reading's and size's seed-mean curve at 2d̂ = 10 (000-P10)."""
     rows = rows_of["fig1a"]["rows"]
     checks, out = [], {}
     for placement, reading in READINGS.items():
@@ -442,15 +389,7 @@ def _by_scale(rows, scale):
 
 
 def judge_fig1b(args, rows_of):
-    """Fig. 1b: the knee at 2d̂ = 20 per size; the second init scale and the second stopping level beside (000-P11).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 1b: the knee at 2d̂ = 20 per size; the second init scale and the second stopping level beside (000-P11)."""
     rows, beside = rows_of["fig1b"]["rows"], rows_of["fig1b"]["beside"]
     checks, out = [], {}
     for d in args.sizes_1b:
@@ -469,15 +408,7 @@ def judge_fig1b(args, rows_of):
 
 
 def judge_fig3a(args, rows_of):
-    """Fig. 3a: the knee at 2d̂ = 10 per reading (000-P12).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 3a: the knee at 2d̂ = 10 per reading (000-P12)."""
     rows = rows_of["fig3a"]["rows"]
     checks, out = [], {}
     for placement, reading in READINGS.items():
@@ -491,15 +422,7 @@ def judge_fig3a(args, rows_of):
 
 
 def judge_fig3b(args, rows_of):
-    """Fig. 3b: the knee of App. C.3's curve at 2d̂ = 10; the error itself and the second init scale beside (000-P12).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 3b: the knee of App. C.3's curve at 2d̂ = 10; the error itself and the second init scale beside (000-P12)."""
     rows = rows_of["fig3b"]["rows"]
     checks, out = [], {}
     for i, s in enumerate(args.init_general):
@@ -514,15 +437,7 @@ def judge_fig3b(args, rows_of):
 
 
 def judge_fig4(args, rows_of):
-    """Fig. 4: the error rises with the init scale, per reading; the second initial rate beside (000-P13).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 4: the error rises with the init scale, per reading; the second initial rate beside (000-P13)."""
     rows = rows_of["fig4"]["rows"]
     checks, out = [], {}
     for i, lr0 in enumerate(args.fig4_lr):
@@ -551,15 +466,7 @@ def judge_fig4(args, rows_of):
 
 
 def judge_fig5(args, rows_of):
-    """Fig. 5: the k = 10 behaviour in a quarter of the seeds at least, k = 20 extrapolating in a majority (000-P14).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 5: the k = 10 behaviour in a quarter of the seeds at least, k = 20 extrapolating in a majority (000-P14)."""
     rows = rows_of["fig5"]["rows"]
     checks, out = [], {}
     for placement, reading in READINGS.items():
@@ -586,15 +493,7 @@ def judge_fig5(args, rows_of):
 
 
 def judge_fig6(args, rows_of):
-    """Fig. 6 (Fig. 1b's first size and init scale): k = 8 zero, k = 18 diverging shortly after 18, k = 20 extrapolating (000-P11).
-
-    Args:
-        args: the parsed options.
-        rows_of: panel → its trained members (``run_*``).
-
-    Returns:
-        ``(checks, results)``: the check entries and the numbers for summary.json.
-    """
+    """Fig. 6 (Fig. 1b's first size and init scale): k = 8 zero, k = 18 diverging shortly after 18, k = 20 extrapolating (000-P11)."""
     d = args.sizes_1b[0]
     s0 = args.init_general[0]
     rows = [r for r in rows_of["fig1b"]["rows"] if r["d"] == d and r["scale"] == s0]
@@ -630,6 +529,8 @@ def judge_fig6(args, rows_of):
                     "k18_horizon_signed": rp.signed_average_horizon(h18, w), "k18_per_seed": per_seed}
 
 
+# A panel's judge takes the parsed options and panel → its runner's output, and returns (checks, results): the check
+# entries and the numbers for summary.json.
 JUDGES = {"fig1a": judge_fig1a, "fig1b": judge_fig1b, "fig3a": judge_fig3a, "fig3b": judge_fig3b,
           "fig4": judge_fig4, "fig5": judge_fig5, "fig6": judge_fig6}
 
