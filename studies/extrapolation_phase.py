@@ -33,6 +33,11 @@ study was first run on; the confirmatory block CONFIRMATORY_FIRST_SEED = 2000 �
 declared afterwards and never used before: a check written or changed after the first runs (the transition checks
 below, ``registered_after_run`` in their entries) decides only on it, its exploratory numbers shown beside.
 
+What decides: seed 000's figures are reproductions decided by studies/reproduce_000.py with the paper's protocol
+(Adam, App. C.1). The checks below keep their ids (000-P10 … 000-P14) and their thresholds, but VALIDATION.md
+shows them as measurements of the finding 000-F1 (what exact flow does), deciding nothing
+(gflow.study.report.as_measurements).
+
 Check classes. *Prediction* checks. The transition at k = 2d̂ (000-P10 on fig1a, both readings and every size;
 000-P12 on fig3a and fig3b): per seed, the knee of the error-vs-k curve at the lowest level must lie at 2d̂ and be a
 drop of at least a decade standing out of the curve's other steps (gflow.problems.extrapolation.transition_by_seed,

@@ -17,6 +17,11 @@ getting good extrapolation error". What the paper leaves open, and what we chose
 - seeds: 10 by default (the paper does not say how many it used for Fig. 4); seed s draws the teacher with key s at
   every scale, so the scales of one seed share a teacher and are compared seed by seed.
 
+What decides: seed 000's figures are reproductions decided by studies/reproduce_000.py with the paper's protocol
+(Adam, App. C.1). The checks below keep their ids (000-P10 … 000-P14) and their thresholds, but VALIDATION.md
+shows them as measurements of the finding 000-F1 (what exact flow does), deciding nothing
+(gflow.study.report.as_measurements).
+
 Checks, all *predictions* of 000-P13, each decided on one value per seed by a bootstrap 95 %
 interval of the median over seeds (gflow.study.over_seeds): for each pair of neighbouring scales, the seed's mean over
 k of the relative tail error at the larger scale minus that at the smaller is ≥ 0; and the seed's critical k is

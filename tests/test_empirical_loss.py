@@ -142,3 +142,5 @@ def test_bad_input(balanced_teacher, general_start):
         gflow.objectives.FreshGaussianSequences(object(), T)
     with pytest.raises(GflowInputError, match="`length`"):
         gflow.objectives.FreshGaussianSequences(balanced_teacher, 0)
+    with pytest.raises(GflowInputError, match="`k_max`"):
+        gflow.objectives.FreshGaussianSequences(balanced_teacher, T, k_max=T - 1)

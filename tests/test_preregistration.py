@@ -590,3 +590,17 @@ def test_registered_check_ids_of_the_seed_002_003_005_studies_are_in_their_sourc
     assert ids
     assert {i for i in ids if f'"{i}"' not in source and not any(re.fullmatch(_pattern(t), i) for t in templates)} \
         == set()
+
+
+def test_a_full_run_does_not_warn_for_a_claim_another_study_decides(tmp_path, capsys):
+    """extrapolation_phase records checks for 000-P10, which reproduce_000 decides: they are measurements of 000-F1
+    (as VALIDATION.md shows them), so its run prints no warning; the same unregistered check recorded by
+    reproduce_000 itself is a deciding check and does (the control)."""
+    from gflow.study import write_summary
+
+    config = {"quick": False, "record": str(tmp_path / "results"), "seeds": 3}
+    entry = over_seeds("fig1a knee at 2d̂ (exact flow)", "src", np.ones(3), 0.5, ">=", predictions=["000-P10"])
+    for study, warned in (("extrapolation_phase", False), ("reproduce_000", True)):
+        os.makedirs(tmp_path / study)
+        write_summary(str(tmp_path / study), study, config, [entry], {}, time.time())
+        assert ("warning: not as registered" in capsys.readouterr().out) is warned, study

@@ -15,7 +15,7 @@ import pytest
 import gflow
 import reproduce_000 as study
 from gflow import discrete, teachers
-from gflow.objectives import EmpiricalLoss
+from gflow.objectives import EmpiricalLoss, FreshGaussianSequences
 from gflow.problems import reproduce_000 as rp
 
 KS = [4, 6, 8, 9, 10, 11, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
@@ -135,19 +135,24 @@ def test_fig6_judges():
     assert rp.deviation_horizon(good, w) == 100
 
 
-def test_masked_stream_is_a_length_k_sequence():
-    """The stream's length-k_max sequences with k_max − k leading zeros give the loss of length-k sequences."""
+@pytest.mark.parametrize("labeling", ["last_step", "accumulating"])
+def test_padded_stream_is_a_length_k_sequence(labeling):
+    """A stream's length-k_max sequences with k_max − k leading zeros give the loss of length-k sequences, and its
+    full objective is the population loss of length k."""
     t = teachers.balanced(jax.random.key(0), 3)
     model = gflow.initializers.gaussian(jax.random.key(1), 5, scale=0.3)
     k, k_max = 6, 11
-    stream = rp.MaskedGaussianStream(t, k, k_max)
+    stream = FreshGaussianSequences(t, k, labeling=labeling, k_max=k_max)
     state = stream.minibatch_init(jax.random.key(2), 50)
     batch, _ = stream.minibatch(state, 3, 50)
     x = jax.random.normal(jax.random.fold_in(jax.random.key(2), 3), (50, k_max), dtype=jnp.float64)[:, -k:]
-    w = t.impulse_response(k)
-    reference = EmpiricalLoss(x, jnp.einsum("j,nj->n", w, x[:, ::-1]))
+    w, xs_ = np.asarray(t.impulse_response(k)), np.asarray(x)
+    outputs = np.stack([xs_[:, i::-1] @ w[:i + 1] for i in range(k)], axis=1)  # y_{i+1} = Σ_{j≤i} w_j x_{i−j}
+    reference = EmpiricalLoss(x, outputs[:, -1] if labeling == "last_step" else outputs, labeling=labeling)
     assert np.isclose(float(batch(model)), float(reference(model)), rtol=1e-12)
-    assert np.isclose(float(stream(model)), float(gflow.PopulationLoss(t, k)(model)), rtol=1e-12)
+    weighting = "uniform" if labeling == "last_step" else "accumulating"
+    assert np.isclose(float(stream.full_loss(model)), float(gflow.PopulationLoss(t, k, weighting=weighting)(model)),
+                      rtol=1e-12)
 
 
 def test_quick_main_end_to_end(tmp_path):

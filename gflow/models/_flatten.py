@@ -50,8 +50,10 @@ def host_unravel(model) -> Callable:
     def unravel(theta):
         theta = np.asarray(theta)
         pieces = np.split(theta, ends[:-1], axis=-1) if shapes else []
-        return jax.tree_util.tree_unflatten(treedef, [jnp.asarray(piece.reshape(theta.shape[:-1] + shape), dtype=dtype)
-                                                      for piece, (shape, dtype) in zip(pieces, shapes)])
+        # one batched transfer (an eager jnp.asarray per leaf dispatches a conversion each)
+        return jax.tree_util.tree_unflatten(treedef, jax.device_put(
+            [np.asarray(piece.reshape(theta.shape[:-1] + shape), dtype=dtype) for piece, (shape, dtype) in
+             zip(pieces, shapes)]))
 
     return unravel
 

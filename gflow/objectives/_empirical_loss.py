@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, GflowInputError, one_of, positive_int, prng_key
+from .._checks import as_float_array, GflowInputError, is_traced, one_of, positive_int, prng_key
 from ..models._linear_rnn import LinearRNN
 from ._abstract_objective import AbstractSumOfSquares
 from ._population_loss import PopulationLoss
@@ -287,30 +287,45 @@ class FreshGaussianSequences(eqx.Module):
 
     Every minibatch is drawn anew from ``jax.random.fold_in(key, step)``; the objective it estimates without
     bias is the population loss (:attr:`full_loss`, a :class:`gflow.PopulationLoss` with the same labeling and
-    convention).
+    convention). With ``k_max`` the sequences have length k_max and their first k_max − T inputs are zero, which for a
+    linear RNN started at state 0 is a length-T sequence: streams of different T then share one shape and stack
+    (as :class:`gflow.PopulationLoss`'s ``k_max``).
     """
 
     response: jax.Array
+    mask: jax.Array | None
     full_loss: PopulationLoss
     labeling: str = eqx.field(static=True)
     convention: str = eqx.field(static=True)
 
-    def __init__(self, teacher, length: int, *, labeling: str = "last_step", convention: str = "L"):
+    def __init__(self, teacher, length: int, *, labeling: str = "last_step", convention: str = "L",
+                 k_max: int | None = None):
         """Label a stream of Gaussian sequences with ``teacher``.
 
         Args:
             teacher: A linear teacher with ``impulse_response(n)``.
-            length: T.
+            length: T, the training length (may be traced under vmap when ``k_max`` is given).
             labeling: ``"last_step"`` or ``"accumulating"``.
             convention: ``"L"`` or ``"half"``.
+            k_max: Draw sequences of length k_max with k_max − T leading zeros (None: length T).
+
+        Raises:
+            GflowInputError: A bad ``length``, ``k_max`` (below T), ``labeling`` or ``convention``, or a teacher
+                without ``impulse_response``.
         """
         self.labeling = one_of("labeling", labeling, LABELINGS)
         self.convention = one_of("convention", convention, ("L", "half"))
-        self.response = jax.lax.stop_gradient(_response_of(teacher, positive_int("length", length)))
-        self.full_loss = PopulationLoss(teacher, length, weighting=_WEIGHTING[labeling], convention=convention)
+        if not is_traced(length):
+            positive_int("length", length)
+        self.full_loss = PopulationLoss(teacher, length, weighting=_WEIGHTING[labeling], convention=convention,
+                                        k_max=k_max)
+        n = self.full_loss.n_lags
+        self.response = jax.lax.stop_gradient(_response_of(teacher, n))
+        self.mask = None if k_max is None else (jnp.arange(n) >= n - length).astype(jnp.float64)
 
     @property
     def length(self) -> int:
+        """The sequences' length: T, or k_max when padded."""
         return self.response.shape[0]
 
     def minibatch_init(self, key, batch_size: int, shuffle: str = "epoch"):
@@ -322,6 +337,8 @@ class FreshGaussianSequences(eqx.Module):
         n_in = None if self.response.ndim == 1 else self.response.shape[2]
         shape = (batch_size, self.length) + (() if n_in is None else (n_in,))
         x = jax.random.normal(jax.random.fold_in(state["key"], step), shape, dtype=jnp.float64)
+        if self.mask is not None:
+            x = x * self.mask.reshape((1, -1) + (1,) * (x.ndim - 2))
         batch = object.__new__(EmpiricalLoss)  # built inside jit: skip the host-side validation of __init__
         for name, value in (("inputs", x), ("labels", _sequence_outputs(self.response, x, self.labeling)),
                             ("teacher_response", self.response), ("labeling", self.labeling),

@@ -15,7 +15,7 @@ The protocol, App. C.1 (quoted):
 Values the paper leaves out are ours, named where they are set (the study's CLI options): the early-stopping
 criterion (:data:`STOP_LOSS`: stop when the population loss, i.e. the loss on unlimited held-out data, falls to it),
 the learning rate of the empirical-loss runs, the data (a fresh N(0, 1) minibatch every step,
-:class:`MaskedGaussianStream`, rather than a fixed training set), the "standard near-zero" init scales, the
+:class:`gflow.objectives.FreshGaussianSequences`, rather than a fixed training set), the "standard near-zero" init scales, the
 evaluation horizon H and Fig. 4's initial learning rate and scales.
 
 Batching: a panel's members (seeds × k, and both readings of App. C.2.1 where they apply) share one stacked Adam
@@ -41,14 +41,12 @@ any run of this module):
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import gflow
 from gflow import analysis as an, discrete
-from gflow.objectives import EmpiricalLoss
+from gflow.objectives import FreshGaussianSequences
 from gflow.problems import extrapolation as xs
 
 # The paper's protocol (App. C.1)
@@ -84,67 +82,6 @@ SHORTLY_AFTER = 5  # ... up to a horizon in [18, 18 + this] ("diverges shortly a
 ZERO_SOLUTION = 0.05  # Fig. 6, k = 8: max_j |h_j| ≤ this × max|w| is the all-zero solution
 
 
-class MaskedGaussianStream(eqx.Module):
-    """Fresh N(0, 1) input sequences every step (seed 000 App. C.1: "data is sampled from a Gaussian with zero mean
-    and scale of 1"), labelled at the last step by a teacher (seed 000 eq. 3.3), for training length k held in
-    sequences of length k_max: the first k_max − k inputs are zero, which for a linear RNN started at state 0 is a
-    length-k sequence. So members of other k share one shape and stack. Its full objective (early stopping, the
-    saved losses) is the population loss (seed 000 eq. 3.4) of the same k, padded to k_max.
-
-    Args:
-        teacher: a linear teacher.
-        k: the training length.
-        k_max: the sequences' length (≥ k).
-    """
-
-    response: jax.Array
-    mask: jax.Array
-    full_loss: gflow.PopulationLoss
-
-    def __init__(self, teacher, k: int, k_max: int):
-        if not 1 <= k <= k_max:
-            raise ValueError(f"need 1 <= k <= k_max, got k = {k}, k_max = {k_max}")
-        self.response = jax.lax.stop_gradient(jnp.asarray(teacher.impulse_response(k_max), dtype=jnp.float64))
-        self.mask = jnp.asarray(np.arange(k_max) >= k_max - k, dtype=jnp.float64)
-        self.full_loss = gflow.PopulationLoss(teacher, k, k_max=k_max)
-
-    def __call__(self, model):
-        return self.full_loss(model)
-
-    def minibatch_init(self, key, batch_size: int, shuffle: str = "epoch"):
-        """The sampler's state.
-
-        Args:
-            key: a JAX PRNG key.
-            batch_size: sequences per step.
-            shuffle: unused (every batch is new).
-
-        Returns:
-            ``{"key": key}``.
-        """
-        return {"key": key}
-
-    def minibatch(self, state, step, batch_size: int, shuffle: str = "epoch"):
-        """The loss on ``batch_size`` fresh sequences.
-
-        Args:
-            state: the sampler's state.
-            step: the step (folded into the key).
-            batch_size: sequences per step.
-            shuffle: unused.
-
-        Returns:
-            ``(batch loss, state)``.
-        """
-        x = jax.random.normal(jax.random.fold_in(state["key"], step), (batch_size, self.mask.shape[0]),
-                              dtype=jnp.float64) * self.mask
-        batch = object.__new__(EmpiricalLoss)  # built inside jit: skip the host-side validation of __init__
-        for name, value in (("inputs", x), ("labels", jnp.einsum("j,nj->n", self.response, x[:, ::-1])),
-                            ("teacher_response", self.response), ("labeling", "last_step"), ("convention", "L")):
-            object.__setattr__(batch, name, value)
-        return batch, state
-
-
 def members(teacher: str, teacher_dim: int, student: str, d: int, scale: float, ks, seeds, placements=("random",),
             *, stream: bool = False) -> tuple[list, list, list[dict]]:
     """A panel's members, seeds × k × placements, their objectives and starts.
@@ -158,7 +95,7 @@ def members(teacher: str, teacher_dim: int, student: str, d: int, scale: float, 
         ks: the training lengths.
         seeds: the seeds (teacher key = seed for the random teachers).
         placements: the readings of App. C.2.1 ("random", "grid") for the balanced teacher.
-        stream: train on fresh Gaussian minibatches (:class:`MaskedGaussianStream`, Sec. 5.2) rather than the
+        stream: train on fresh Gaussian minibatches (:class:`gflow.objectives.FreshGaussianSequences` padded to k_max, Sec. 5.2) rather than the
             population loss (Sec. 5.1).
 
     Returns:
@@ -171,7 +108,7 @@ def members(teacher: str, teacher_dim: int, student: str, d: int, scale: float, 
         for s in seeds:
             t = xs.make_teacher(teacher, teacher_dim, s, placement)
             for k in ks:
-                objectives.append(MaskedGaussianStream(t, k, k_max) if stream
+                objectives.append(FreshGaussianSequences(t, k, k_max=k_max) if stream
                                   else gflow.PopulationLoss(t, k, k_max=k_max))
                 starts.append(xs.make_student(student, d, scale, s))
                 rows.append({"k": int(k), "seed": int(s), "placement": placement, "teacher": t, "d": d,
@@ -189,7 +126,7 @@ def train_members(objectives, starts, *, lr=ADAM_LR, steps: int = POPULATION_STE
         lr: Adam's learning rate: a number or a schedule (:func:`gflow.discrete.multistep_schedule`), or a list
             of one per member.
         steps: Adam steps (at most, with ``stop_loss``).
-        stream: minibatches of BATCH fresh sequences (the objectives are :class:`MaskedGaussianStream`).
+        stream: minibatches of BATCH fresh sequences (the objectives are :class:`gflow.objectives.FreshGaussianSequences`).
         stop_loss: early stopping: a member stops once its population loss is ≤ this (None: never).
         key: the minibatch key (split per member).
         save_at: saved steps (log-spaced).

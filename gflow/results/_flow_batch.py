@@ -17,7 +17,6 @@ from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..models._flatten import host_unravel
@@ -111,6 +110,11 @@ class FlowBatch(Sequence):
         """The stacked starts copied to the host once, so that a flow's row is a numpy index."""
         return jax.tree_util.tree_map(lambda x: np.asarray(x) if eqx.is_array(x) else x, self._models0)
 
+    @functools.cached_property
+    def _host_static(self):
+        """The stacked starts' non-trained part (e.g. Frozen layers), on the host."""
+        return eqx.partition(self._host_models0, eqx.is_inexact_array)[1]
+
     def __repr__(self) -> str:
         counts = {s: int(np.sum(self.status_codes == STATUSES.index(s))) for s in STATUSES}
         return (f"FlowBatch({len(self)} flows, {', '.join(f'{v} {k}' for k, v in counts.items() if v)}; steps "
@@ -118,9 +122,12 @@ class FlowBatch(Sequence):
 
     def _trajectory(self, i: int) -> Trajectory:
         keep = self.saved[i]
-        # the non-trained arrays of flow i (e.g. Frozen layers), back on the device
-        static = jax.tree_util.tree_map(lambda x: jnp.asarray(x) if eqx.is_array(x) else x,
-                                        eqx.partition(take(self._host_models0, i), eqx.is_inexact_array)[1])
+        # the non-trained arrays of flow i (e.g. Frozen layers), back on the device in one batched transfer
+        leaves, treedef = jax.tree_util.tree_flatten(take(self._host_static, i))
+        at = [j for j, x in enumerate(leaves) if eqx.is_array(x)]
+        for j, x in zip(at, jax.device_put([leaves[j] for j in at])):
+            leaves[j] = x
+        static = jax.tree_util.tree_unflatten(treedef, leaves)
         return Trajectory(ts=self.ts[i][keep], loss=self.loss[i][keep],
                           diagnostics={k: v[i][keep] for k, v in self.diagnostics.items()},
                           params=self.params[i][keep],
