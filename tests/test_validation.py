@@ -318,7 +318,7 @@ def test_render_counts_the_four_kinds_apart_and_decides_by_registered_checks_onl
     # reproductions: decided as predictions, counted apart, with the figure and the paper's protocol
     assert "| T-8 | Fig. 9 | the figure's sentence | Adam, 3 seeds | pass (stale) |" in row["T-8"]
     # findings: measured values, no threshold, no pass/fail
-    assert "| measured (stale) | 0.123 (memoryless) |" in row["T-9"] and "0.5" not in row["T-9"]
+    assert "| measured (stale) | measured: 0.123 (memoryless) |" in row["T-9"] and "0.5" not in row["T-9"]
     assert "| not measured | — (study: memory_cutoff) |" in row["T-10"]
     # pre-registration: an unregistered check decides nothing; a check changed after the run awaits its fresh seeds
     assert "| **not registered** (stale) |" in row["T-11"] and "no registered check" in row["T-11"]
@@ -334,6 +334,20 @@ def test_render_counts_the_four_kinds_apart_and_decides_by_registered_checks_onl
             "1 not run, 1 not checked.**") in text
     assert "**reproductions (1): 1 pass**; **identities (2): 1 verified, 1 check failed**; " \
            "**findings (2): 1 measured, 1 not measured**" in text
+
+
+def test_a_finding_with_many_measurements_lists_each_with_what_it_measures(tmp_path):
+    """Beyond FINDING_INLINE measurements, the findings table links to a list under it, one line per measurement
+    with its claim; a bare list of numbers in the row would not say which number is which."""
+    registry = _toy_registry(tmp_path)
+    claims = [f"quantity {i} at level {i}" for i in range(5)]
+    results = [_result("memoryless", [check(c, "s", 0.1 * (i + 1), 1.0, direction="<=", kind="prediction",
+                                            predictions=["T-9"]) for i, c in enumerate(claims)], code_hash="old")]
+    text, _ = validation.render(results, {}, registry)
+    [row] = [line for line in text.splitlines() if line.startswith("| T-9 |")]
+    assert "5 measurements" in row and "(#x-t-9)" in row and "0.3" not in row
+    listed = text.split('<a id="x-t-9"></a>')[1].split("\n\n", 2)[1].splitlines()
+    assert listed == [f"- {c}: {v} (memoryless)" for c, v in zip(claims, ("0.1", "0.2", "0.3", "0.4", "0.5"))]
 
 
 def test_readings_that_disagree_decide_nothing(tmp_path):

@@ -488,11 +488,29 @@ def _finding_rows(statuses, registry) -> list[str]:
         st = statuses[p.id]
         shown = st["status"] + (" (stale)" if st["stale"] else "")
         claim = p.claim + (f" *(Why a finding: {p.why_kind})*" if p.why_kind else "")
-        evidence = "; ".join(f"{_measured(c, threshold=False)} ({_label(r)})" for r, c in st["checks"]) or (
-            "— (study: " + (", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p)) or "—")
-            + ")")
+        if len(st["checks"]) > FINDING_INLINE:
+            evidence = f"{len(st['checks'])} measurements, each with what it measures: [listed below](#{_anchor(p.id)})"
+        else:
+            evidence = "; ".join(_finding_measurement(r, c) for r, c in st["checks"]) or (
+                "— (study: " + (", ".join(s + (f", part {part}" if part else "") for s, part in planned_runs(p))
+                                or "—") + ")")
         lines.append(f"| {p.id} | {_cell(claim)} | {_cell(p.source)} | {shown} | {_cell(evidence)} |")
+    for p in registry.predictions:
+        if p.kind == "finding" and len(statuses[p.id]["checks"]) > FINDING_INLINE:
+            lines += ["", f'<a id="{_anchor(p.id)}"></a>**{p.id}**, its measurements, each with the claim its study '
+                      "recorded (a bar a claim names decides nothing here):", ""]
+            lines += [f"- {_cell(_finding_measurement(r, c))}" for r, c in statuses[p.id]["checks"]]
     return lines
+
+
+# A finding with more measurements than this lists them under the table, each with its claim
+FINDING_INLINE = 3
+
+
+def _finding_measurement(r: dict, c: dict) -> str:
+    """A finding's measurement with what it measures: the check's claim as its study recorded it, its value,
+    interval and n, and its study."""
+    return f"{c['claim']}: {_measured(c, threshold=False)} ({_label(r)})"
 
 
 def _preregistration(results, statuses, registry) -> list[str]:
