@@ -293,3 +293,25 @@ def test_progress_meter_prints(capfd):
     assert traj.status == "completed"
     out = capfd.readouterr().out
     assert "[flow" in out and "log-time" in out
+
+
+def test_a_large_flow_goes_as_a_batch_of_one_and_agrees_with_the_small_flow_it_contains():
+    """From AS_BATCH_MIN_PARAMETERS parameters on, solve_flow integrates its flow as a vmapped batch of one. A student
+    padded with units whose A, B, C are exactly zero has the flow of the unpadded student (those units' gradients
+    are zero forever), so the large flow, integrated that way, must agree with the small one, integrated the plain
+    way, to the solver's accuracy (the step sizes differ: the error norm sees the zeros)."""
+    teacher = gflow.LinearRNN(np.array([0.6, -0.3]), np.array([1.0, 0.5]), np.array([0.8, 1.0]), structure="diagonal")
+    loss = gflow.PopulationLoss(teacher, 6)
+    small = gflow.LinearRNN(np.array([0.1, 0.05]), np.array([0.3, 0.2]), np.array([0.2, 0.1]), structure="diagonal")
+    d = -(-gflow.flow.AS_BATCH_MIN_PARAMETERS // 3) + 1
+    pad = lambda x: np.concatenate([x, np.zeros(d - 2)])  # noqa: E731
+    large = gflow.LinearRNN(pad(small.A), pad(small.B), pad(small.C), structure="diagonal")
+    assert gflow.flatten(large)[0].size >= gflow.flow.AS_BATCH_MIN_PARAMETERS
+    ts = np.array([0.0, 1.0, 10.0, 100.0])
+    a = gflow.solve_flow(loss, small, 100.0, save_at=ts, rtol=1e-10, progress=False)
+    b = gflow.solve_flow(loss, large, 100.0, save_at=ts, rtol=1e-10, progress=False)
+    assert a.status == b.status == "completed"
+    assert np.allclose(b.loss, a.loss, rtol=1e-6, atol=1e-12)
+    assert np.allclose(np.asarray(b.final.A)[:2], np.asarray(a.final.A), rtol=1e-6, atol=1e-12)
+    assert np.all(np.asarray(b.final.A)[2:] == 0.0) and np.all(np.asarray(b.final.B)[2:] == 0.0)
+    assert b.loss[-1] < 0.5 * b.loss[0]  # it trained

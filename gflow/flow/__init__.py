@@ -20,6 +20,7 @@ from ._gradient_flow_solver import (
     AbstractGradientFlowSolver as AbstractGradientFlowSolver,
     STOCK_EVALUATIONS_PER_STEP as STOCK_EVALUATIONS_PER_STEP,
 )
+from ._integrate import AS_BATCH_MIN_PARAMETERS as AS_BATCH_MIN_PARAMETERS
 from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,

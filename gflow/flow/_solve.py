@@ -172,7 +172,7 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     start = time.perf_counter()
     meter = _meter(setup)
     out = _reported(setup, lambda: jax.block_until_ready(integrate(problem, loss, model0, f64(atol[0]),
-                                                                   f64(diverge[0]), meter)), "flow")
+                                                                   f64(diverge[0]), meter, np.size(theta0))), "flow")
     out = jax.tree_util.tree_map(lambda o: np.asarray(o)[None], out)
     losses, models = _one_row(loss), _one_row(model0)
     out = continue_past_underflow(out, problem, losses, models, thetas, setup, diverge, atol)
