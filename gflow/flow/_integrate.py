@@ -113,11 +113,12 @@ def cacheable(jitted):
     return call
 
 
-# From this many parameters, solve_flow integrates its flow as a batch of one (:func:`integrate_one_as_batch`). Measured
-# (2-core CPU, warm, one process, solve_flow through each program in alternating rounds, 200 saves; median of the
-# per-round wall ratios, batch of one / plain, 5 rounds): d = 10 SSM flow 1.44, d = 100 1.27, R2 (2 600 parameters)
-# 1.15, R1 (1 680) 1.05, a general student d = 50 (2 600) 1.02, d = 100 (10 200) 0.98, R3 (40 400, t1 = 3) 0.76. The
-# vmapped program writes its saved rows faster (R3 with 2 saves: 1.03); why, XLA's CPU programs did not show.
+# From this many parameters, solve_flow integrates its flow as a batch of one (:func:`integrate_one_as_batch`).
+# Measured (2-core CPU, warm, one process, solve_flow through each program in 5 alternating rounds, 200 saves, the SSM
+# flows 2; median of the per-round wall ratios, batch of one / plain): d = 10 SSM flow 1.44, d = 100 1.27, R2 (2 600
+# parameters) 1.15, R1 (1 680) 1.05, a general student d = 50 (2 600) 1.02, d = 100 (10 200) 0.98, R3 (40 400,
+# t1 = 3) 0.76. The vmapped program writes its saved rows faster (R3 with 2 saves: 1.03); why, XLA's CPU programs
+# did not show.
 AS_BATCH_MIN_PARAMETERS = 10_000
 
 
