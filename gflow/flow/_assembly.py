@@ -73,10 +73,9 @@ def flow_config(setup: FlowSetup, atol: float, loss, model, n_params: int, confi
 
 
 def build_flow_batch(setup: FlowSetup, losses, models0, theta0, diverge, atol, out: IntegratorOutput, wall, diagnostics,
-                     config, described=None) -> FlowBatch:
+                     config) -> FlowBatch:
     """A FlowBatch from the integrator's outputs (numpy arrays with a leading flow axis, ``time_restarts`` set):
-    statuses, messages, statistics and configurations built here, so the batch holds plain data. ``described``:
-    each flow's (loss, model0) unstacked, when the caller has them (else each is taken from the stacks)."""
+    statuses, messages, statistics and configurations built here, so the batch holds plain data."""
     saved = saved_rows(out.ts)
     ts = np.where(saved, out.ts, np.nan)
     codes = status_codes(setup, out, diverge)
@@ -85,9 +84,7 @@ def build_flow_batch(setup: FlowSetup, losses, models0, theta0, diverge, atol, o
         ("rejected_ascent", out.rejected_ascent), ("time_restarts", out.time_restarts),
         ("hessian_vector_products", out.hessian_vector_products))}
     succeeded, atol, config = out.succeeded.astype(bool), np.asarray(atol, dtype=np.float64), dict(config or {})
-    if described is None:
-        losses_host, models_host = on_host((losses, models0))
-        described = [(take(losses_host, i), take(models_host, i)) for i in range(len(codes))]
+    losses_host, models_host = on_host((losses, models0))
     n_params = int(out.ys.shape[2])
     messages, stats, configs = [], [], []
     for i in range(len(codes)):
@@ -96,7 +93,8 @@ def build_flow_batch(setup: FlowSetup, losses, models0, theta0, diverge, atol, o
         stats.append(flow_stats(setup.solver, *(int(counts[k][i]) for k in (
             "steps", "accepted_steps", "rejected_steps", "rejected_ascent", "time_restarts",
             "hessian_vector_products")), wall))
-        configs.append(flow_config(setup, float(atol[i]), *described[i], n_params, config))
+        configs.append(flow_config(setup, float(atol[i]), take(losses_host, i), take(models_host, i), n_params,
+                                   config))
     return FlowBatch(ts=ts, saved=saved, loss=out.losses, params=out.ys, diagnostics=diagnostics,
                      final_params=last_finite_rows(out.ys, saved, theta0), status_codes=codes, stats=counts,
                      wall_time_s=wall, config=config, _models0=models0, _messages=tuple(messages),

@@ -179,7 +179,7 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
     wall = time.perf_counter() - start
     return build_flow_batch(setup, losses, models, thetas, diverge, atol, out, wall,
                             batch_diagnostics(setup.functions, models, out.ys),
-                            _with_error_control(config, problem.resolve_loss), described=[(loss, model0)])[0]
+                            _with_error_control(config, problem.resolve_loss))[0]
 
 
 def _one_row(module):

@@ -123,11 +123,8 @@ class FlowBatch(Sequence):
     def _trajectory(self, i: int) -> Trajectory:
         keep = self.saved[i]
         # the non-trained arrays of flow i (e.g. Frozen layers), back on the device in one batched transfer
-        leaves, treedef = jax.tree_util.tree_flatten(take(self._host_static, i))
-        at = [j for j, x in enumerate(leaves) if eqx.is_array(x)]
-        for j, x in zip(at, jax.device_put([leaves[j] for j in at])):
-            leaves[j] = x
-        static = jax.tree_util.tree_unflatten(treedef, leaves)
+        arrays, rest = eqx.partition(take(self._host_static, i), eqx.is_array)
+        static = eqx.combine(jax.device_put(arrays), rest)
         return Trajectory(ts=self.ts[i][keep], loss=self.loss[i][keep],
                           diagnostics={k: v[i][keep] for k, v in self.diagnostics.items()},
                           params=self.params[i][keep],
