@@ -21,13 +21,15 @@ from gflow.problems import reproduce_000 as rp
 KS = [4, 6, 8, 9, 10, 11, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 
 
-def _rows(curve_of_seed, ks=KS, zero=None):
-    """Synthetic members: {seed: errors over ks} as rows the study's judges read."""
+def _rows(curve_of_seed, ks=KS, zero=None, window=lambda k, seed: 1e-4):
+    """Synthetic members: {seed: errors over ks} as rows the study's judges read; ``window`` gives each member's
+    training-window error max_{j<k}|h_j − w_j| (default: every student fits, 1e-4 ≤ 0.01·max|w|)."""
     rows = []
     for seed, curve in curve_of_seed.items():
         for k, e in zip(ks, curve):
             rows.append({"k": k, "seed": seed, "placement": "random", "tail": float(e), "scale_w": 1.0,
-                         "zero": 1.0 if zero is None else zero(k), "d": 40, "scale": 1e-3})
+                         "zero": 1.0 if zero is None else zero(k), "d": 40, "scale": 1e-3,
+                         "window": window(k, seed)})
     return rows
 
 
@@ -83,6 +85,23 @@ def test_knee_fails_away_from_2dhat():
     assert entry["status"] == "FAIL" and entry["knee"]["sharp"] and not entry["knee"]["located"]
     # and a teacher of another d̂ (d̂ = 3: knee at 6)
     assert _judge(_rows({s: _knee_curve(6, seed=s) for s in range(3)}))["status"] == "FAIL"
+
+
+def test_a_knee_of_students_that_did_not_fit_their_window_decides_nothing():
+    """The knee is a claim about trained students: the same knee at 2d̂, drawn by students of which fewer than 80 %
+    fit their training window (as in a smoke run where the k < 2d̂ students had blown up under Adam's first steps),
+    is inconclusive, not a pass; with 80 % fitting it decides."""
+    knee = {s: _knee_curve(10, seed=s) for s in range(3)}
+    blown_up = _rows(knee, window=lambda k, seed: 1e3 if k <= 10 else 1e-4)  # 5 of 16 k per seed do not fit
+    entry = _judge(blown_up)
+    assert entry["knee"]["transition"] and entry["status"] == "inconclusive" and not entry["passed"]
+    assert entry["fit_fraction"] == pytest.approx(11 / 16) and "fit their training window" in entry["reason"]
+    # 13 of 16 k fit (81 %): the same curve decides
+    mostly = _rows(knee, window=lambda k, seed: 1e3 if k in (4, 6, 8) else 1e-4)
+    assert _judge(mostly)["status"] == "pass"
+    # and a FAIL stays a FAIL only among fitting students: a smooth curve of untrained students is inconclusive
+    smooth = {s: [10 ** (-0.15 * (k - 4)) for k in KS] for s in range(3)}
+    assert _judge(_rows(smooth, window=lambda k, seed: 1.0))["status"] == "inconclusive"
 
 
 def test_knee_on_the_c3_curve():
