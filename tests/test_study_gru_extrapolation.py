@@ -136,7 +136,8 @@ def test_part_b_checks_carry_the_figure_ids_and_the_variant_decides_nothing():
     assert args.archs == ["linear", "gru", "lstm"] and args.variants == [ge.GF_VARIANT]
     assert ge.parse_args(["--no-gf-variant"]).variants == [] and ge.parse_args(["--archs", "gru"]).variants == []
     jobs = ge._b_jobs(args)
-    assert sum(j[0] == ge.GF_VARIANT for j in jobs) == sum(j[0] == "linear" for j in jobs) == 4 + 2
+    assert args.seed_list1 == [0, 1] and {j[3] for j in jobs} == {0, 1}
+    assert sum(j[0] == ge.GF_VARIANT for j in jobs) == sum(j[0] == "linear" for j in jobs) == 2 * (4 + 2)
     rows = {job: {"fit": 1e-6, "extrapolation": (0.5 if job[2] == "adversarial" else 0.01 if job[1] != "dT4" else 0.3)}
             for job in jobs}
     for job in jobs:
@@ -150,23 +151,68 @@ def test_part_b_checks_carry_the_figure_ids_and_the_variant_decides_nothing():
     assert len(fig1) == len(fig2) == 1 + 2 * 3 and len(fig5) == 1 + 2 * 3  # small d_T = {1, 2}: not only Fig. 2's
     assert all(c["predictions"] == ["001-16"] for c in fig1) and all(c["predictions"] == ["001-17"] for c in fig2)
     assert all(c["predictions"] == ["001-15"] for c in fig5)
-    assert all(c["status"] == "pass" for c in checks)
+    # 2 of 2 seeds: the exact interval [0.16, 1] cannot clear 0.5, so no prediction passes on a quick run's two seeds
+    assert all(c["status"] == ("pass" if c["kind"] == "sanity" else "inconclusive") for c in checks)
+    assert all(c["k"] == c["n"] == 2 for c in checks if c["kind"] == "prediction")
     assert all("Adam" in c["claim"] for c in checks if ", linear" in c["claim"])
     ids = {p.id for p in gflow.study.PREDICTIONS}
     assert {"001-15", "001-16", "001-17"} <= ids
 
 
+def _part_b_checks(seeds, extrapolation):
+    """Part B's checks on synthetic runs of ``seeds`` seeds (the confirmatory block): ``extrapolation(job)`` gives
+    each run's extrapolation MSE (job = (arch, teacher, mode, seed)); every student fits."""
+    args = ge.parse_args(["--parts", "B", "--seeds-block", "confirmatory", "--seeds1", str(seeds)])
+    rows = {job: {"fit": 1e-6, "extrapolation": extrapolation(job)} for job in ge._b_jobs(args)}
+    return {c.get("check_id"): c for c in ge.checks_b(args, rows)}
+
+
+def _paper(job):
+    """What seed 001's figures show: normal training extrapolates, adversarial labels do not, Fig. 5's error is low
+    for small d_T and grows beyond."""
+    arch, teacher, mode, seed = job
+    if mode == "adversarial":
+        return 0.8
+    return 0.01 if teacher == "memoryless" or int(teacher[2:]) <= 2 else 0.6
+
+
+def test_part_b_decides_on_the_fraction_of_seeds_and_fails_where_training_does_not_extrapolate():
+    """Part B's registered checks decide on 10 confirmatory seeds by the exact binomial interval: the paper's
+    picture passes; students that fail to extrapolate on 8 of 10 seeds FAIL (the old one-seed check, reading seed
+    100 alone, would have passed them); students that extrapolate on 8 of 10 are inconclusive, not a pass."""
+    from gflow.study import check_role, REGISTERED
+
+    good = _part_b_checks(10, _paper)
+    ids = [i for i in good if i]
+    assert len(ids) == 18 and all(good[i]["status"] == "pass" for i in ids)
+    assert good["001-16.gru-normal"]["seeds"] == list(range(100, 110)) and good["001-16.gru-normal"]["k"] == 10
+    result = {"study": "gru_extrapolation", "seeds_block": "confirmatory",
+              "config": {"seeds_block": "confirmatory", "seed_list1": list(range(100, 110))}}
+    for i in ids:
+        assert check_role({**result, "checks": [good[i]]}, good[i], REGISTERED) == ("deciding", []), i
+    # negative control: normal training that fails to extrapolate on all seeds but the first
+    mostly_not = _part_b_checks(10, lambda j: _paper(j) if j[2] == "adversarial" or j[3] == 100 else 0.6)
+    assert mostly_not["001-16.gru-normal"]["status"] == "FAIL" and mostly_not["001-16.gru-normal"]["k"] == 1
+    assert mostly_not["001-15.lstm-low"]["status"] == "FAIL"
+    # growth absent (Fig. 5 flat at a low error): FAIL
+    flat = _part_b_checks(10, lambda j: 0.8 if j[2] == "adversarial" else 0.01)
+    assert flat["001-15.linear-grows"]["status"] == "FAIL" and flat["001-16.linear-normal"]["status"] == "pass"
+    # 8 of 10: inconclusive
+    eight = _part_b_checks(10, lambda j: _paper(j) if j[2] == "adversarial" or j[3] < 108 else 0.6)
+    assert eight["001-17.linear-normal"]["status"] == "inconclusive"
+
+
 def test_linear_adam_students_run_batched_per_mode():
     jax.config.update("jax_enable_x64", True)
     args = ge.parse_args(["--k1", "3", "--width1", "3", "--fig2-dT", "1", "--dT", "1", "--steps-linear", "30",
-                          "--n-train1", "8", "--n-test1", "10", "--archs", "linear"])
+                          "--n-train1", "8", "--n-test1", "10", "--archs", "linear", "--seeds1", "2"])
     jobs = [j for j in ge._b_jobs(args) if j[0] == "linear"]
     out = ge._b_linear_adam(args, jobs)
-    assert set(out) == set(jobs) and len(jobs) == 4
+    assert set(out) == set(jobs) and len(jobs) == 4 * 2
     for r in out.values():
         assert r["status"] == "completed" and np.isfinite(r["extrapolation"]) and r["mse"].shape == (9,)
     assert ge._b_config(args, *jobs[0])["method"].startswith("Adam")
-    assert ge._b_config(args, ge.GF_VARIANT, "memoryless", "normal")["method"].startswith("gradient flow")
+    assert ge._b_config(args, ge.GF_VARIANT, "memoryless", "normal", 0)["method"].startswith("gradient flow")
 
 
 @pytest.mark.slow
@@ -179,7 +225,8 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     argv = ["--out", str(tmp_path), "--teacher-dim", "2", "--width", "3", "--kg", "2", "3", "--pair", "2", "3",
             "--teacher-memory", "1", "--trend-memories", "0", "--seeds", "2",
             "--steps", "20", "--n-train", "20", "--batch", "10", "--n-test", "10", "--archs", "gru",
-            "--k1", "4", "--width1", "3", "--fig2-dT", "1", "--dT", "1", "4", "--steps1", "20", "--n-train1", "16", "--n-test1", "20"]
+            "--k1", "4", "--width1", "3", "--fig2-dT", "1", "--dT", "1", "4", "--steps1", "20", "--n-train1", "16", "--n-test1", "20",
+            "--seeds1", "1"]
     rc = ge.main(argv)
     with open(tmp_path / "summary.json") as f:
         summary = json.load(f)
@@ -196,7 +243,8 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
     for c in summary["checks"]:
         assert set(c) >= {"claim", "source", "kind", "status", "value", "threshold", "passed", "predictions"}
         assert c["kind"] in ("prediction", "sanity") and c["status"] in ("pass", "FAIL", "inconclusive")
-        assert ("interval" in c) == (c["claim"].startswith("A:") and c["kind"] == "prediction")  # over seeds
+        assert ("interval" in c) == (c["kind"] == "prediction")  # every prediction is over seeds
+        assert (c.get("statistic") == "clopper_pearson") == (c["claim"].startswith("B") and c["kind"] == "prediction")
     assert [c["kind"] for c in summary["checks"]].count("sanity") == 1 + 3
     assert any("001-15" in (c.get("predictions") or []) for c in summary["checks"])
     assert all(c["predictions"] == ["001-16"] for c in summary["checks"] if c["claim"].startswith("B Fig. 1"))
@@ -206,7 +254,7 @@ def test_tiny_run_writes_summary_and_resumes(tmp_path, monkeypatch, capsys):
         assert (tmp_path / name).stat().st_size > 0
     runs = sorted(os.listdir(tmp_path / "runs"))
     assert "A_gru_m1_k3_s0.json" in runs and "A_gru_m0_k2_s1.json" in runs
-    assert "B_gru_memoryless_adversarial.json" in runs and len(runs) == 2 * 2 * 2 + 5
+    assert "B_gru_memoryless_adversarial_s0.json" in runs and len(runs) == 2 * 2 * 2 + 5
     capsys.readouterr()
     ge.main(argv)  # every configuration is stored: the second run recomputes nothing
     out = capsys.readouterr().out

@@ -297,13 +297,13 @@ def figure_a(a: dict, *, ks, seeds: int, horizon: int, memory: int, teacher_dim:
 
 
 def figures_b(rows: dict, fig5: dict, *, archs, variant, k: int, T: int, fig2_dT: int, dT, bar: float, width: int,
-              radius: float):
+              radius: float, fig5_per_seed: dict | None = None):
     """Seed 001 Figs. 1, 2 (the relative MSE per step of every architecture, normal and adversarial training) and
     Fig. 5 (the extrapolation MSE against the teacher's memory d_T).
 
     Args:
         rows: (arch, teacher name, mode) → result ("mse", "power", "extrapolation").
-        fig5: arch → the extrapolation MSE per d_T.
+        fig5: arch → the extrapolation MSE per d_T (the seed median, with ``fig5_per_seed``).
         archs: the architectures.
         variant: the name of the gradient-flow variant of the linear student, drawn dashed; None: not run.
         k: the training length.
@@ -313,6 +313,7 @@ def figures_b(rows: dict, fig5: dict, *, archs, variant, k: int, T: int, fig2_dT
         bar: the "low error" bar.
         width: the students' width.
         radius: the memory teachers' eigenvalue modulus.
+        fig5_per_seed: arch → (seeds, d_T) errors, drawn thin beside ``fig5``; None: ``fig5`` is one seed's.
 
     Returns:
         (Figs. 1 and 2, Fig. 5) as matplotlib figures.
@@ -343,9 +344,13 @@ def figures_b(rows: dict, fig5: dict, *, archs, variant, k: int, T: int, fig2_dT
     for ax in axes[1]:
         ax.set_xlabel("time step t (test length T = 3k)")
     fig_5, ax = plt.subplots(figsize=(7, 4.8))
+    n_seeds = None if fig5_per_seed is None else len(next(iter(fig5_per_seed.values())))
     for i, arch in enumerate(archs):
+        for row in ([] if fig5_per_seed is None else fig5_per_seed[arch]):
+            ax.semilogy(dT, np.maximum(row, 1e-16), "-", color=f"C{i}", lw=0.6, alpha=0.35)
         ax.semilogy(dT, np.maximum(fig5[arch], 1e-16), "o-", color=f"C{i}",
-                    label=f"{arch} (Adam)" if arch == "linear" else arch)
+                    label=(f"{arch} (Adam)" if arch == "linear" else arch) + ("" if n_seeds is None else
+                                                                             f": median of {n_seeds} seeds (thin: each)"))
     if variant:
         ax.semilogy(dT, np.maximum(fig5[variant], 1e-16), "x--", color=f"C{archs.index('linear')}",
                     alpha=0.6, label="linear, gradient flow (variant, not deciding)")
@@ -353,6 +358,7 @@ def figures_b(rows: dict, fig5: dict, *, archs, variant, k: int, T: int, fig2_dT
     ax.axvline(k, color="gray", ls="--", label=f"k = {k}")
     ax.axhline(bar, color="C2", ls=":", lw=1, label=f"low ≤ {bar:g}")
     ax.set(xlabel="teacher state dimension d_T", ylabel=f"relative extrapolation MSE on k < t ≤ {T}")
-    ax.set_title(f"seed 001 Fig. 5: width {width}, k = {k}, teachers with |eig| = {radius:g}, one seed", fontsize=9)
+    ax.set_title(f"seed 001 Fig. 5: width {width}, k = {k}, teachers with |eig| = {radius:g}, "
+                 + ("one seed" if n_seeds is None else f"{n_seeds} seeds"), fontsize=9)
     ax.legend(fontsize=8)
     return fig, fig_5
