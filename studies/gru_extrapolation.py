@@ -86,6 +86,7 @@ from gflow.study import (
     CONFIRMATORY,
     EXPLORATORY,
     k_of_n,
+    NegativeControl,
     over_seeds,
     QuickFull,
     run_study,
@@ -615,6 +616,29 @@ def figure_b(args, rows, per_seed):
                       f"width {args.width1}, k = {k}, Xavier init; adversarial = length-2k sequences with an echo "
                       f"x_(t−k) added to labels after k. {opt}")
     save_figure(figs[1], args.out, "fig5_seed001.png")
+
+
+def negative_controls() -> list[NegativeControl]:
+    """Part B's registered checks judged by :func:`checks_b` on plausible alternatives, on the confirmatory block
+    (where they decide), every student fitting its window: normal training that does not extrapolate (error 0.6 on
+    every seed), adversarial labels that do not stick (0.01), Fig. 5 high at small d_T (0.6) and flat in d_T (0.01).
+    Each must FAIL (gflow.study.control_problems)."""
+    args = parse_args(["--parts", "B", "--seeds-block", CONFIRMATORY])
+    result = {"study": "gru_extrapolation", "seeds_block": CONFIRMATORY,
+              "config": {"seeds_block": CONFIRMATORY, "seed_list1": args.seed_list1}}
+    alternatives = {
+        "normal": ("normal training fits but does not extrapolate on any seed (relative MSE 0.6)",
+                   lambda job: 0.6 if job[2] == "normal" else 0.8),
+        "adversarial": ("adversarial late labels do not stick: the students extrapolate anyway (0.01)",
+                        lambda job: 0.01),
+        "low": ("Fig. 5's error is as high at small d_T as at large (0.6 for every d_T)", lambda job: 0.6),
+        "grows": ("Fig. 5's error is flat in d_T at a low level (0.01 for every d_T)", lambda job: 0.01)}
+    out = []
+    for kind, (words, error) in alternatives.items():
+        rows = {job: {"fit": 1e-6, "extrapolation": error(job)} for job in _b_jobs(args)}
+        out += [NegativeControl(e["check_id"], words, e, result) for e in checks_b(args, rows)
+                if e.get("check_id", "").endswith(f"-{kind}")]
+    return out
 
 
 def main(argv=None):

@@ -63,9 +63,9 @@ import time
 
 import numpy as np
 
-from gflow import discrete
+from gflow import discrete, teachers
 from gflow.problems import reproduce_000 as rp
-from gflow.study import check, k_of_n, QuickFull, run_study, save_figure, seed_average, study_parser
+from gflow.study import check, k_of_n, NegativeControl, QuickFull, run_study, save_figure, seed_average, study_parser
 
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 STUDY = "reproduce_000"
@@ -542,6 +542,55 @@ def judge_fig6(args, rows_of):
 # entries and the numbers for summary.json.
 JUDGES = {"fig1a": judge_fig1a, "fig1b": judge_fig1b, "fig3a": judge_fig3a, "fig3b": judge_fig3b,
           "fig4": judge_fig4, "fig5": judge_fig5, "fig6": judge_fig6}
+
+
+def negative_controls() -> list[NegativeControl]:
+    """Every registered check of this study judged by its own panel judge, with the paper's defaults (sizes, k grids,
+    seeds), on a plausible alternative on which it must FAIL (gflow.study.control_problems), every student fitting
+    its window: for the transition (Figs. 1a, 1b, 3a), an error that falls evenly with k (low above 2d̂ and high below,
+    as the paper's, but without a knee); for Fig. 3b, the all-zero response (App. C.3's ratio 1 at every k); for
+    Fig. 4, an error flat in the init scale; for Fig. 5, students that track the teacher at every lag (k = 10: no
+    decay) and the zero response (k = 20); for Fig. 6, the teacher itself at k = 8 and k = 18 (not zero, no
+    divergence) and the zero response at k = 20."""
+    args = parse_args(["--out", "unused"])
+    result = {"study": "reproduce_000", "config": {"seeds": args.seeds, "seed_list": args.seed_list}}
+    smooth = {"error": lambda k: 10.0 ** (-0.15 * (k - 4)), "zero": lambda k: 1.0}
+    zero_solution = {"error": lambda k: 0.5 ** k, "zero": lambda k: 0.5 ** k}
+
+    def members(ks, curve, seeds=None, **fields):
+        return [{"k": k, "seed": s, "tail": curve["error"](k), "zero": curve["zero"](k), "scale_w": 1.0,
+                 "window": 1e-4, **fields} for s in (args.seed_list if seeds is None else seeds) for k in ks]
+
+    rows_of = {
+        "fig1a": {"rows": [r for p in READINGS for d in args.sizes_1a
+                           for r in members(args.ks_1a, smooth, placement=p, d=d)]},
+        "fig3a": {"rows": [r for p in READINGS for r in members(args.ks_1a, smooth, placement=p)]},
+        "fig3b": {"rows": [r for sc in args.init_general for r in members(args.ks_1a, zero_solution, scale=sc)]},
+        "fig4": {"rows": [r for lr0 in args.fig4_lr for p in READINGS for sc in args.fig4_scales
+                          for r in members(args.ks_4, smooth, placement=p, lr0=lr0, scale=sc)]}}
+    fig1b = [r for d in args.sizes_1b for sc in args.init_general for r in members(args.ks_1b, smooth, d=d, scale=sc)]
+    w6 = np.asarray(teachers.delay(10).impulse_response(args.horizon))
+    for r in fig1b:  # Fig. 6 reads Fig. 1b's members: the teacher itself at k = 8, 18; the zero response at k = 20
+        r.update(w=w6, h=np.zeros_like(w6) if r["k"] == 20 else w6)
+    rows_of["fig1b"] = {"rows": fig1b, "beside": fig1b}
+    w5 = 0.9 ** np.arange(args.horizon) + 0.2
+    rows_of["fig5"] = {"rows": [{"k": k, "seed": s, "placement": p, "w": w5, "h": w5 if k == 10 else 0 * w5}
+                                for p in READINGS for s in range(args.fig5_seeds) for k in (10, 20)]}
+    words = {"knee": "an error that falls evenly with k (0.15 decades per unit k: low above 2d̂, high below, no knee)",
+             "3b-c3": "the all-zero response (App. C.3's ratio is 1 at every k)",
+             "rise": "an error flat in the init scale",
+             "k10": "students that track the teacher at every lag (no decay after the window)",
+             "k20": "the zero response", "fig6-k8": "the teacher itself (not the zero solution)",
+             "fig6-k18": "the teacher itself (no divergence after step 18)", "fig6-k20": "the zero response"}
+    out = []
+    for judge in JUDGES.values():
+        for e in judge(args, rows_of)[0]:
+            cid = e.get("check_id")
+            if cid:
+                key = next(w for w in ("fig6-k8", "fig6-k18", "fig6-k20", "3b-c3", "knee", "rise", "k10", "k20")
+                           if w in cid)
+                out.append(NegativeControl(cid, words[key], e, result))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------- figures

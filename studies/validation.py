@@ -46,14 +46,17 @@ imports, the gflow source) is marked *stale*, each file on its own; a row is sta
 is. Every FAIL, inconclusive and not-run prediction or reproduction links
 to its paragraph in validation/explanations.md ("## <id>" sections): for a FAIL or inconclusive one, why; for one
 not run, what its run would take. VALIDATION.md's "Pre-registration" section lists the recorded deciding checks that
-are not registered, those awaiting confirmation and the registered checks not yet run.
+are not registered, those awaiting confirmation and the registered checks not yet run. Its "Negative controls"
+section shows each registered check judged, by the study's own function (its ``negative_controls()``), on a
+plausible alternative outcome on which it must FAIL (gflow.study.NegativeControl).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
-from gflow.study import preregistration_problems  # noqa: F401 (read by tests/test_preregistration.py)
+from gflow.study import preregistration_problems, REGISTERED  # noqa: F401 (read by tests/test_preregistration.py)
 from gflow.study.report import (  # noqa: F401 (the names tests/test_validation.py reads through this script)
     as_measurements,
     decided,
@@ -65,14 +68,30 @@ from gflow.study.report import (  # noqa: F401 (the names tests/test_validation.
     OUTPUT,
     planned_runs,
     prediction_statuses,
-    render,
+    render as _render,
     RESULTS,
     STUDIES,
 )
 
 
+def negative_controls(registry=None) -> list:
+    """The negative controls of every study with registered checks that defines ``negative_controls()``
+    (gflow.study.NegativeControl): synthetic alternatives judged by the study's own functions, no run needed."""
+    registry = registry or REGISTERED
+    out = []
+    for study in sorted({c.study for c in registry.checks}):
+        make = getattr(importlib.import_module(study), "negative_controls", None)
+        out += make() if make else []
+    return out
+
+
+def render(results, explanations, registry=None):
+    """gflow.study.report.render with the studies' negative controls."""
+    return _render(results, explanations, registry, controls=negative_controls())
+
+
 def main(argv=None) -> int:
-    return _main(argv, description=__doc__.split("\n\n")[0])
+    return _main(argv, description=__doc__.split("\n\n")[0], controls=negative_controls())
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@ from ._check import (
     over_seeds as over_seeds,
     over_seeds_by_seed as over_seeds_by_seed,
 )
+from ._controls import (
+    control_problems as control_problems,
+    controls_by_check as controls_by_check,
+    NegativeControl as NegativeControl,
+)
 from ._counting import exists_in as exists_in, k_of_n as k_of_n, seed_average as seed_average
 from ._harness import (
     print_checks as print_checks,

@@ -13,6 +13,7 @@ import sys
 
 from ..results import write_text_atomic
 from ..results._provenance import PACKAGE_DIR
+from ._controls import controls_by_check, NegativeControl
 from ._record import load_results, record_name, result_block, study_code_hash
 from ._registry import (
     check_role,
@@ -307,7 +308,7 @@ def _anchor(pid: str) -> str:
 
 
 def render(results: list[dict], explanations: dict[str, str],
-           registry: Registry | None = None) -> tuple[str, list[str]]:
+           registry: Registry | None = None, controls: list[NegativeControl] | None = None) -> tuple[str, list[str]]:
     """Build VALIDATION.md.
 
     Args:
@@ -315,6 +316,8 @@ def render(results: list[dict], explanations: dict[str, str],
             ``_stale`` (its code hash is not today's study code).
         explanations: id → paragraph (:func:`load_explanations`).
         registry: the registry (default: the one of this checkout).
+        controls: the registered checks' negative controls (gflow.study.NegativeControl; the studies' own
+            ``negative_controls()``, gathered by studies/validation.py), shown beside the predictions they test.
 
     Returns:
         The text, and the FAIL / inconclusive / not-run predictions and reproductions that have no explanation.
@@ -325,10 +328,12 @@ def render(results: list[dict], explanations: dict[str, str],
     results = as_measurements(results, registry)
     statuses = prediction_statuses(results, registry)
     checks = [(r, c) for r in results for c in r["checks"]]
-    lines = _overview(statuses, checks, registry) + _results_table(results, registry)
-    rows, missing = _decided_rows(statuses, explanations, registry)
+    controls = controls_by_check(controls or [])
+    lines = _overview(statuses, checks, registry, controls) + _results_table(results, registry)
+    rows, missing = _decided_rows(statuses, explanations, registry, controls)
     lines += rows + _identity_rows(statuses, registry) + _finding_rows(statuses, registry)
-    lines += _preregistration(results, statuses, registry) + _notes(statuses, explanations, registry)
+    lines += _preregistration(results, statuses, registry) + _control_section(controls, registry)
+    lines += _notes(statuses, explanations, registry)
     lines += _every_check(checks, registry)
     return "\n".join(lines).rstrip() + "\n", missing
 
@@ -339,7 +344,7 @@ def _count(statuses, kind, order) -> tuple[int, str]:
     return len(ids), ", ".join(f"{counts[s]} {s.split(': ')[-1]}" for s in order if counts[s])
 
 
-def _overview(statuses, checks, registry) -> list[str]:
+def _overview(statuses, checks, registry, controls) -> list[str]:
     """The heading and the counts of the four kinds of result and of the checks."""
     n_pred, pred = _count(statuses, "prediction", STATUS_ORDER)
     n_rep, rep = _count(statuses, "reproduction", STATUS_ORDER)
@@ -368,7 +373,47 @@ def _overview(statuses, checks, registry) -> list[str]:
                           for s in ("pass", "FAIL", "inconclusive"))
               + f"; {len(checks) - n_check} sanity: "
               + ", ".join(f"{sum(c['kind'] == 'sanity' and c['status'] == s for _, c in checks)} {s}"
-                          for s in ("pass", "FAIL")) + f"). Registered deciding checks: {len(registry.checks)}.", ""]
+                          for s in ("pass", "FAIL")) + f"). Registered deciding checks: {len(registry.checks)}.", "",
+              f"Negative controls: {sum(c.id in controls for c in registry.checks)} of the {len(registry.checks)} "
+              "registered deciding checks are judged, by the same function, thresholds and seeds, on a plausible "
+              f"alternative outcome on which they must FAIL; {_control_outcomes(controls)} "
+              "([Negative controls](#negative-controls)).", ""]
+    return lines
+
+
+def _control_outcomes(controls) -> str:
+    """"n FAIL" (and any other outcome) over every control."""
+    every = [c for cs in controls.values() for c in cs]
+    counts = {s: sum(c.entry.get("status") == s for c in every) for s in ("FAIL", "inconclusive", "pass")}
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none yet"
+
+
+def _controls_cell(pid, registry, controls) -> str:
+    """A prediction's registered checks with a negative control, and what the controls gave."""
+    ids = [c.id for c in registry.checks if pid in c.predictions]
+    if not ids:
+        return "—"
+    mine = {cid: controls[cid] for cid in ids if cid in controls}
+    if not mine:
+        return f"none yet (0 of {len(ids)})"
+    return f"{len(mine)} of {len(ids)}: {_control_outcomes(mine)}"
+
+
+def _control_section(controls, registry) -> list[str]:
+    """Every registered check with its negative control: the alternative and what the check gave on it."""
+    lines = ["", "## Negative controls", "",
+             "Each registered deciding check judged by the study's own function, with the thresholds and seeds it is "
+             "registered with, on a plausible alternative outcome (`negative_controls()` of the study; "
+             "`tests/test_negative_controls.py` fails unless every one comes out FAIL). A check whose control passed "
+             "could not tell the alternative from the claim.", "",
+             "| check | decides | alternative | control: value vs threshold |", "|---|---|---|---|"]
+    for reg in registry.checks:
+        for c in controls.get(reg.id, []):
+            lines.append(f"| `{reg.id}` | {', '.join(reg.predictions)} | {_cell(c.alternative)} | "
+                         f"{c.entry.get('status')}: {_cell(_measured(c.entry))} |")
+    missing = sorted({reg.study for reg in registry.checks if reg.id not in controls})
+    if missing:
+        lines += ["", "No control yet for the registered checks of: " + ", ".join(f"`{s}`" for s in missing) + "."]
     return lines
 
 
@@ -405,7 +450,7 @@ def _beside(st, registry) -> list[str]:
     return out
 
 
-def _decided_rows(statuses, explanations, registry) -> tuple[list[str], list[str]]:
+def _decided_rows(statuses, explanations, registry, controls) -> tuple[list[str], list[str]]:
     """The tables of predictions and of reproductions with their status and evidence; and those lacking an
     explanation."""
     lines, missing = [], []
@@ -418,8 +463,9 @@ def _decided_rows(statuses, explanations, registry) -> tuple[list[str], list[str
         head = "| id | figure | statement | protocol (the paper's) | status | " if kind == "reproduction" else \
             "| id | prediction | source | status | "
         lines += ["", f"## {title}", "", intro, "",
-                  head + "deciding checks: value [95 % interval] vs threshold; beside them | sanity guards |",
-                  "|---|---|---|---|---|---|" + ("---|" if kind == "reproduction" else "")]
+                  head + "deciding checks: value [95 % interval] vs threshold; beside them | sanity guards | "
+                  "negative controls |",
+                  "|---|---|---|---|---|---|---|" + ("---|" if kind == "reproduction" else "")]
         for p in registry.predictions:
             if p.kind != kind:
                 continue
@@ -455,7 +501,7 @@ def _decided_rows(statuses, explanations, registry) -> tuple[list[str], list[str
                 claim += f" *(Why {kind}: {p.why_kind})*"
             first = f"| {p.id} | {_cell(p.figure)} | {_cell(claim)} | {_cell(p.protocol)} |" if kind == "reproduction" \
                 else f"| {p.id} | {_cell(claim)} | {_cell(p.source)} |"
-            lines.append(f"{first} {shown} | {_cell(evidence)} | {guards} |")
+            lines.append(f"{first} {shown} | {_cell(evidence)} | {guards} | {_controls_cell(p.id, registry, controls)} |")
     return lines, missing
 
 
@@ -586,12 +632,14 @@ def _every_check(checks, registry) -> list[str]:
     return lines
 
 
-def main(argv=None, description: str = "Build VALIDATION.md from the committed result files") -> int:
+def main(argv=None, description: str = "Build VALIDATION.md from the committed result files",
+         controls: list[NegativeControl] | None = None) -> int:
     """``python studies/validation.py``: write VALIDATION.md, or with ``--check`` compare it.
 
     Args:
         argv: the command line (default: ``sys.argv[1:]``).
         description: the ``--help`` text.
+        controls: the negative controls to show (:func:`render`).
 
     Returns:
         The exit status: 1 when ``--check`` finds a difference or an explanation is missing, else 0.
@@ -604,7 +652,7 @@ def main(argv=None, description: str = "Build VALIDATION.md from the committed r
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if --output differs")
     args = ap.parse_args(argv)
     results = load_results(args.results)
-    text, missing = render(results, load_explanations(args.explanations))
+    text, missing = render(results, load_explanations(args.explanations), controls=controls)
     if missing:
         print(f"error: FAIL/inconclusive/not run without an explanation in {args.explanations}: {', '.join(missing)}",
               file=sys.stderr)
