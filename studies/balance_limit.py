@@ -71,6 +71,7 @@ from gflow.study import (
     CONFIRMATORY,
     EXPLORATORY,
     k_of_n,
+    NegativeControl,
     QuickFull,
     rtol_option,
     run_study,
@@ -312,6 +313,48 @@ def sign_checks(sw: dict, args) -> list[dict]:
               src, float(np.median(slope)), 0.45, direction=">=", kind="sanity", values=slope,
               predictions=["000-P5"]),
     ]
+
+
+def negative_controls() -> list[NegativeControl]:
+    """000-P4's registered check judged by its own function (:func:`balanced_seeds_check`, per seed
+    :func:`per_seed_balance`) on the default run's ε grid and its confirmatory block (seeds 1000 … 1059: the check was
+    registered after the first runs), on two plausible alternatives; synthetic per-seed ρ_bal(τ_ε) and ‖A‖_F/‖B +
+    Cᵀ‖ at τ_ε (a prefactor per seed in 0.5 … 3, a 5 % scatter per point, fixed numpy seeds; no flow solved). Each
+    must FAIL (gflow.study.control_problems).
+
+    - Prop. 9's event has probability 1/2, not >= 0.75: on every other seed the nonlinear terms (A's growth, Lemma
+      E.14's remainder) take over before τ_ε, which Lemmas E.13–E.14 rule out only with probability >= 0.75, so
+      ρ_bal(τ_ε) saturates above 0 (∝ (ε + 1e-3)^½, and ‖A‖/‖B + Cᵀ‖ ∝ (ε + 1e-3)^¼): it still falls with ε, but at
+      a fitted slope near 0.25; the other seeds follow Lemma E.12's ε^½ and ε^¼.
+    - The neighbouring rate on every seed: ρ_bal(τ_ε) ∝ ε^¼ and ‖A‖/‖B + Cᵀ‖ ∝ ε^⅛, half of Lemma E.12's
+      exponents (the outcome if the linearized phase ended halfway to τ_ε).
+
+    Returns:
+        The two controls, in the order above.
+    """
+    args = parse_args([])  # the default run: the confirmatory block, ε grid 1e-1 … 1e-5
+    eps, seeds = np.asarray(args.eps), args.seed_list
+    result = {"study": "balance_limit", "seeds_block": CONFIRMATORY,
+              "config": {"seeds": args.seeds, "seeds_block": CONFIRMATORY, "seed_list": seeds}}
+    rng = np.random.default_rng(1000)
+
+    def measured(rho_of_eps, a_of_eps):  # per-seed prefactor × the curve × 5 % scatter per point
+        c = rng.uniform(0.5, 3.0, size=len(seeds))
+        noise = lambda: np.exp(0.05 * rng.standard_normal((eps.size, len(seeds))))  # noqa: E731
+        return c * rho_of_eps(eps)[:, None] * noise(), c * a_of_eps(eps)[:, None] * noise()
+
+    claim_rho, claim_a = measured(lambda e: e ** RHO_EXPONENT, lambda e: e ** A_EXPONENT)
+    sat_rho, sat_a = measured(lambda e: np.sqrt(e + 1e-3), lambda e: (e + 1e-3) ** 0.25)
+    half = np.arange(len(seeds)) % 2 == 1  # every other seed saturates
+    alternatives = {
+        "Prop. 9's event with probability 1/2, not >= 0.75: on every other seed the nonlinear terms take over before "
+        "τ_ε and ρ_bal(τ_ε) saturates above 0 (∝ (ε + 1e-3)^½: it falls with ε, at a fitted slope ≈ 0.25); the "
+        "other half follow Lemma E.12's ε^½, ε^¼": (np.where(half, sat_rho, claim_rho), np.where(half, sat_a, claim_a)),
+        "the neighbouring rate on every seed: ρ_bal(τ_ε) ∝ ε^¼ and ‖A‖/‖B + Cᵀ‖ ∝ ε^⅛ (half of Lemma E.12's "
+        "exponents)": measured(lambda e: e ** (RHO_EXPONENT / 2), lambda e: e ** (A_EXPONENT / 2)),
+    }
+    return [NegativeControl(CHECK_ID, words, balanced_seeds_check(eps, rho, a_w, seeds, d=args.d, block=CONFIRMATORY),
+                            result) for words, (rho, a_w) in alternatives.items()]
 
 
 def main(argv=None):

@@ -68,6 +68,7 @@ from gflow.flow import DEFAULT_RTOL
 from gflow.problems import memory_cutoff as mc
 from gflow.study import (
     check,
+    NegativeControl,
     over_seeds,
     QuickFull,
     require_positive,
@@ -251,11 +252,21 @@ def part_d(args, checks, results):
     return ts, curves, bound
 
 
-def part_e(args, checks, results):
-    """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
-    rows, usage, trajs = mc.projected_gd_runs(args)
-    total = len(rows)
+def checks_e(args, rows) -> tuple[list[dict], dict]:
+    """Part E's checks (the projection's sanity check, 003-P8 twice, 003-P11 twice) judged on its runs' numbers.
 
+    Args:
+        args: the study's options (``tau``, ``lengths``, ``n``).
+        rows: one dict per run (``regime`` "short" or "long", ``T``, ``seed``, ``relative_best`` = min_(s<τ)
+            R_S/R_S(0), ``excess`` of the constraints, ``averaged_ratio`` = R_S(Θ̄_τ)/R_S(Θ̄_(τ/2)) of Corollary 1),
+            as :func:`gflow.problems.memory_cutoff.projected_gd_runs` makes them, for every (regime, T of
+            ``args.lengths``, seed).
+
+    Returns:
+        ``(entries, degradation)``: the five check entries, and per regime the per-seed ratio of the relative best
+        loss at the largest T to the smallest (seeds in increasing order).
+    """
+    total = len(rows)
     t_lo, t_hi = args.lengths[0], args.lengths[-1]
 
     def per_seed(label, T, key="relative_best"):
@@ -270,7 +281,7 @@ def part_e(args, checks, results):
     averaged = max(r["averaged_ratio"] for r in short)
     src8 = f"{SOURCE}, §3(b) projected GD"
     src11 = f"{SOURCE}, §4.1 cutoff / Theorem 1"
-    checks += [
+    entries = [
         check(f"projected GD: every iterate (all {args.tau + 1} of all {total} runs) keeps |ΔW_ii| <= ρ_w/√m, "
               "‖ΔU_i‖ <= ρ_u/√m and ‖W‖_{∞,∞} <= α_m (max excess; holds by construction of the clip and the ball "
               "projection: checks the projection code)", src8, excess, 1e-12, direction="<=", kind="sanity",
@@ -292,6 +303,14 @@ def part_e(args, checks, results):
                    "seeds)", src11, deg["long"] / deg["short"], 3.0, ">=", predictions=["003-P11"],
                    check_id="003-P11.degrades-above-cutoff", seeds=seeds, degradation_short=deg["short"], degradation_long=deg["long"]),
     ]
+    return entries, deg
+
+
+def part_e(args, checks, results):
+    """P11(c) and P8: projected GD at several T below and above the cutoff (every iterate saved)."""
+    rows, usage, trajs = mc.projected_gd_runs(args)
+    entries, deg = checks_e(args, rows)
+    checks += entries
     results["part_e"] = {"rows": rows, "degradation": deg}
     return rows, usage, trajs
 
@@ -345,6 +364,34 @@ def part_f(args, checks, results):
     return rows
 
 
+def check_p14(args, flows) -> dict:
+    """Part G's 003-P14 check judged on its flows' numbers: the median over seeds of the flow's largest excess over
+    the Lyapunov bound of Theorem 1's proof in its gradient-flow limit (derived here), against P14_FLOOR.
+
+    Args:
+        args: the study's options (``m``, ``n``, ``transport_length``, ``seeds``).
+        flows: one dict per seed, as :func:`gflow.problems.memory_cutoff.transport_runs` makes them (``seed``,
+            ``max_excess`` = max_t of (left − right)/R_S(Θ(0)) by
+            :func:`gflow.problems.memory_cutoff.flow_bound_excess`, ``max_ratio``, ``radius_needed``; the first also
+            ``max_excess_rtol_1e-10``).
+
+    Returns:
+        The check's entry.
+    """
+    excess = np.asarray([f["max_excess"] for f in flows])
+    src14 = f"{SOURCE}, Theorem 1 proof, η → 0 (derived here)"
+    return over_seeds(
+        f"P14 gradient-flow limit: the plain gradient flow from Θ(0) (m = {args.m}, α σ₁ < 1, n = {args.n}, "
+        f"T = {args.transport_length}, diffrax rtol 1e-8) obeys (1/t)∫₀ᵗ R_S <= R_S(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t) + floor at "
+        f"every saved t <= t₁ = {mc.P14_HORIZON:g}‖Θ(0) − Θ̄‖²/R_S(Θ(0)); per seed max_t of (left − right without "
+        f"the floor)/R_S(Θ(0)) <= floor = {P14_FLOOR:g} (median over {args.seeds} seeds; the flow is not "
+        "projected: radius_needed = √m × its largest per-neuron move, the smallest ρ at which the "
+        "projected flow is this flow)", src14, excess, P14_FLOOR, "<=", predictions=["003-P14"],
+        check_id="003-P14.time-averaged-bound", seeds=[f["seed"] for f in flows],
+        radius_needed=[f["radius_needed"] for f in flows], max_ratio=[f["max_ratio"] for f in flows],
+        seed0_max_excess_rtol_1e_10=flows[0]["max_excess_rtol_1e-10"])
+
+
 def part_g(args, checks, results):
     """P6: R_S(Θ̄) of the transported point against m; P14: the gradient flow against the Lyapunov bound."""
     T = args.transport_length
@@ -352,9 +399,7 @@ def part_g(args, checks, results):
           f"M = {args.transport_samples}: {args.seeds} seeds", flush=True)
     # its rtol: docs/design.md, "Studies"
     losses, exponents, feasible, flows, curve = mc.transport_runs(args, tight_rtol(DEFAULT_RTOL))
-    excess = np.asarray([f["max_excess"] for f in flows])
     src6 = f"{SOURCE}, Prop. 3 proof / Remark 4 / Prop. 5"
-    src14 = f"{SOURCE}, Theorem 1 proof, η → 0 (derived here)"
     checks += [
         check(f"the transported point Θ̄ lies in Theorem 1's set: √m max_i |W̄_ii − W_ii(0)| <= ν̄_w and √m max_i "
               f"‖Ū_i − U_i(0)‖ <= ν̄_u (max ratio over m ∈ {args.p6_widths} and {args.seeds} seeds; holds by "
@@ -366,31 +411,30 @@ def part_g(args, checks, results):
                    f"{list(P6_EXPONENT)} (median over {args.seeds} seeds)", src6, exponents, list(P6_EXPONENT), "in",
                    predictions=["003-P6"],
                    median_loss_per_width=dict(zip(map(str, args.p6_widths), np.median(losses, axis=0)))),
-        over_seeds(f"P14 gradient-flow limit: the plain gradient flow from Θ(0) (m = {args.m}, α σ₁ < 1, n = {args.n}, "
-                   f"T = {T}, diffrax rtol 1e-8) obeys (1/t)∫₀ᵗ R_S <= R_S(Θ̄) + ‖Θ(0) − Θ̄‖²/(2t) + floor at every "
-                   f"saved t <= t₁ = {mc.P14_HORIZON:g}‖Θ(0) − Θ̄‖²/R_S(Θ(0)); per seed max_t of (left − right without "
-                   f"the floor)/R_S(Θ(0)) <= floor = {P14_FLOOR:g} (median over {args.seeds} seeds; the flow is not "
-                   "projected: radius_needed = √m × its largest per-neuron move, the smallest ρ at which the "
-                   "projected flow is this flow)", src14, excess, P14_FLOOR, "<=", predictions=["003-P14"],
-                   check_id="003-P14.time-averaged-bound", seeds=[f["seed"] for f in flows],
-                   radius_needed=[f["radius_needed"] for f in flows], max_ratio=[f["max_ratio"] for f in flows],
-                   seed0_max_excess_rtol_1e_10=flows[0]["max_excess_rtol_1e-10"]),
+        check_p14(args, flows),
     ]
     results["part_g"] = {"widths": args.p6_widths, "R_bar": losses, "exponents": exponents, "flows": flows,
                          "flow_seed0": curve}
     return results["part_g"]
 
 
-def part_h(args, checks, results):
-    """P10: projected GD at several training-set sizes n, fixed teacher, width and τ."""
+def check_p10(args, best, test, slopes) -> dict:
+    """Part H's 003-P10 check judged on its runs' numbers: the median over seeds of min R_S at the largest n over
+    min R_S at the smallest, against P10_SLACK·√(ln n_max / ln n_min) (Theorem 1 eqs. 18–19).
+
+    Args:
+        args: the study's options (``m``, ``p10_tau``, ``transport_length``, ``p10_sizes``, ``seeds``).
+        best: (seeds, sizes) array of the best training loss min_(s<τ) R_S (seeds 0 … ``args.seeds`` − 1).
+        test: (seeds, sizes) array of the test loss at that iterate (reported, deciding nothing).
+        slopes: per seed the fitted exponent of ``best`` in n (reported).
+
+    Returns:
+        The check's entry.
+    """
     T, sizes = args.transport_length, args.p10_sizes
-    print(f"H. projected GD at n ∈ {sizes}, T = {T}, τ = {args.p10_tau}, m = {args.m}: {args.seeds} seeds",
-          flush=True)
-    best, test, initial = mc.sample_size_runs(args)
     n_lo, n_hi = sizes[0], sizes[-1]
     threshold = P10_SLACK * math.sqrt(math.log(n_hi) / math.log(n_lo))
-    slopes = [an.fit_power_law(sizes, b) for b in best]
-    checks.append(over_seeds(
+    return over_seeds(
         f"P10: at fixed teacher, width m = {args.m} and τ = {args.p10_tau} (projected GD, η = 1/(T√τ), T = {T}, "
         f"α σ₁ < 1) the best training loss min_(s<τ) R_S stays essentially flat in n: per seed min R_S at n = {n_hi} "
         f"/ at n = {n_lo} <= {P10_SLACK:g}·√(ln {n_hi} / ln {n_lo}) = {threshold:.3g} (Theorem 1: n enters only "
@@ -399,9 +443,108 @@ def part_h(args, checks, results):
         best[:, -1] / best[:, 0], threshold, "<=", predictions=["003-P10"], check_id="003-P10.flat-in-n",
         seeds=list(range(args.seeds)), slope_ln_R_vs_ln_n=slopes,
         median_best_per_n=dict(zip(map(str, sizes), np.median(best, axis=0))),
-        median_test_loss_per_n=dict(zip(map(str, sizes), np.median(test, axis=0)))))
+        median_test_loss_per_n=dict(zip(map(str, sizes), np.median(test, axis=0))))
+
+
+def part_h(args, checks, results):
+    """P10: projected GD at several training-set sizes n, fixed teacher, width and τ."""
+    T, sizes = args.transport_length, args.p10_sizes
+    print(f"H. projected GD at n ∈ {sizes}, T = {T}, τ = {args.p10_tau}, m = {args.m}: {args.seeds} seeds",
+          flush=True)
+    best, test, initial = mc.sample_size_runs(args)
+    slopes = [an.fit_power_law(sizes, b) for b in best]
+    checks.append(check_p10(args, best, test, slopes))
     results["part_h"] = {"sizes": sizes, "best": best, "test": test, "R0": initial, "slopes": slopes}
     return results["part_h"]
+
+
+def negative_controls() -> list[NegativeControl]:
+    """Every registered check of this study judged by its own judge (:func:`checks_e`, :func:`check_p14`,
+    :func:`check_p10`), with the study's defaults (lengths 2 … 32, τ = 1000, n = 32; sizes 10, 100, 1000; seeds 0-9),
+    on a plausible alternative outcome the paper's claim rules out, on which it must FAIL
+    (gflow.study.control_problems). Each alternative changes one thing in the picture the paper predicts (below the
+    cutoff min R_S/R_S(0) ≈ 0.02 at every T, above it ≈ 0.02·T/2; averaged ratio ≈ 0.7; a flow whose average loss
+    meets its bound; min R_S flat in n), with seed-to-seed scatter of ±20 % (a fixed numpy seed):
+
+    - 003-P8.trains-below-cutoff: projected GD below the cutoff stalls at about 30 % of R_S(Θ(0)) at every T (the
+      ρ/√m boxes too tight to reach the teacher), worst ratio ≈ 0.5 against 0.1.
+    - 003-P8.averaged-decreases: the iterates drift back up after their best, so the loss at the averaged parameters
+      rises with τ: R_S(Θ̄_τ)/R_S(Θ̄_(τ/2)) in [1.01, 1.10].
+    - 003-P11.flat-below-cutoff: below the cutoff the relative loss degrades with T as well, ∝ T (as if the memory
+      functions grew there too): a ratio of 16 between T = 32 and T = 2.
+    - 003-P11.degrades-above-cutoff: no cutoff: above it the relative loss is as T-independent as below (both ≈ 0.02
+      at every T), a paired ratio ≈ 1 against 3.
+    - 003-P14.time-averaged-bound: the flow leaves the lazy regime and stalls on a plateau at 10 % of R_S(Θ(0)), ten
+      times R_S(Θ̄) = 1 %, after an initial decay fast enough for the bound (time constant 0.1 ‖Θ(0) − Θ̄‖²/R_S(Θ(0)));
+      its excess is computed by :func:`gflow.problems.memory_cutoff.flow_bound_excess` on the study's saved times,
+      about 0.08 R_S(Θ(0)) against the floor 0.01.
+    - 003-P10.flat-in-n: the best training loss grows like √n (a width-256 student fits 10 sequences far better than
+      1000 within τ = 250 steps): a ratio of 10 between n = 1000 and n = 10 against 3.46.
+
+    Returns:
+        The six controls, one per registered check.
+    """
+    args = parse_args(["--out", "unused"])
+    result = {"study": "memory_cutoff", "config": {"seeds": args.seeds}}
+    rng = np.random.default_rng(3)
+    seeds, lengths = range(args.seeds), args.lengths
+    scatter = np.exp(0.2 * rng.standard_normal((2, len(lengths), args.seeds)))  # per (regime, T, seed)
+    averaged_paper = rng.uniform(0.6, 0.8, (len(lengths), args.seeds))
+
+    def paper_short(T):
+        return 0.02
+
+    def paper_long(T):
+        return min(0.9, 0.02 * T / lengths[0])
+
+    def rows(short=paper_short, long=paper_long, averaged=averaged_paper):
+        return [{"regime": lab, "T": T, "seed": s, "relative_best": curve(T) * scatter[i, j, s], "excess": 0.0,
+                 "averaged_ratio": float(averaged[j, s])}
+                for i, (lab, curve) in enumerate((("short", short), ("long", long)))
+                for j, T in enumerate(lengths) for s in seeds]
+
+    e_alternatives = {
+        "003-P8.trains-below-cutoff": (
+            "projected GD below the cutoff stalls at about 30 % of R_S(Θ(0)) at every T (the ρ/√m boxes too tight "
+            "to reach the teacher)", rows(short=lambda T: 0.3)),
+        "003-P8.averaged-decreases": (
+            "the iterates drift back up after their best: R_S(Θ̄_τ)/R_S(Θ̄_(τ/2)) in [1.01, 1.10] (the averaged loss "
+            "rises with τ)", rows(averaged=rng.uniform(1.01, 1.10, (len(lengths), args.seeds)))),
+        "003-P11.flat-below-cutoff": (
+            "below the cutoff the relative loss degrades with T as well, ∝ T (ratio 16 between T = 32 and T = 2)",
+            rows(short=lambda T: 0.02 * T / lengths[0])),
+        "003-P11.degrades-above-cutoff": (
+            "no cutoff: above it the relative loss is as T-independent as below (both ≈ 0.02 at every T)",
+            rows(long=paper_short)),
+    }
+    out = []
+    for cid, (words, alternative) in e_alternatives.items():
+        out += [NegativeControl(cid, words, e, result) for e in checks_e(args, alternative)[0]
+                if e.get("check_id") == cid]
+
+    flows = []
+    for s in seeds:  # the study's saved times (p14_flow), a loss curve that stalls on a plateau
+        r0, lyap0 = rng.uniform(0.5, 2.0), rng.uniform(0.5, 1.5)
+        t1 = mc.P14_HORIZON * lyap0 / r0
+        ts = np.concatenate([[0.0], np.geomspace(1e-3 * t1, t1, mc.P14_SAVES)])
+        plateau = 0.1 * r0 * np.exp(0.2 * rng.standard_normal())
+        losses = plateau + (r0 - plateau) * np.exp(-ts / (0.1 * lyap0 / r0))
+        excess, ratio = mc.flow_bound_excess(ts, losses, 0.01 * r0, lyap0)
+        flows.append({"seed": s, "max_excess": float(np.max(excess)) / r0, "max_ratio": float(np.max(ratio)),
+                      "radius_needed": 5.0, "max_excess_rtol_1e-10": float(np.max(excess)) / r0})
+    out.append(NegativeControl(
+        "003-P14.time-averaged-bound", "the flow leaves the lazy regime and stalls on a plateau at 10 % of R_S(Θ(0)), "
+        "ten times R_S(Θ̄), after a decay fast enough for the bound", check_p14(args, flows), result))
+
+    sizes = np.asarray(args.p10_sizes, dtype=float)
+    best = (0.01 * np.exp(0.2 * rng.standard_normal((args.seeds, 1))) * np.sqrt(sizes / sizes[0])
+            * np.exp(0.2 * rng.standard_normal((args.seeds, len(sizes)))))
+    test = 2 * best[:, -1:] * np.ones_like(best)
+    slopes = [an.fit_power_law(sizes, b) for b in best]
+    out.append(NegativeControl(
+        "003-P10.flat-in-n", "the best training loss grows like √n (a width-256 student fits 10 sequences far better "
+        "than 1000 within τ = 250 steps)", check_p10(args, best, test, slopes), result))
+    return out
 
 
 def main(argv=None):

@@ -78,7 +78,16 @@ import numpy as np
 import gflow
 from gflow import GflowInputError
 from gflow.problems import random_init as ri
-from gflow.study import check, over_seeds, QuickFull, require_positive, run_study, save_figure, study_parser
+from gflow.study import (
+    check,
+    NegativeControl,
+    over_seeds,
+    QuickFull,
+    require_positive,
+    run_study,
+    save_figure,
+    study_parser,
+)
 
 SRC002 = "seed 002 (Panigrahi & Goyal 2021)"
 SRC003 = "seed 003 (Cayci & Eryilmaz)"
@@ -102,6 +111,9 @@ DROP_EPS_BAND = (0.8, 1.2)  # 004-P10 (Lemma D.1): linear in ε_x, fitted expone
 DROP_LENGTH_POWER = 0.6  # 004-P10 (Lemma D.1): at most √L, fitted exponent ≤ 0.5 + 0.1 (tolerance ours)
 RERANDOMIZE_BAND = (0.4, 0.6)  # 004-P15 (App. E, τ_1 ∝ √(N/m) [DERIVED]): fitted exponent in N within ±0.1 (ours)
 REFERENCE_SHARE = 0.25  # sanity: Monte-Carlo error of κ at most this share of the smallest measured deviation
+# the registered deciding checks of 002-P1 (validation/registry.toml [[check]]); registered before the run, on seeds 0-9
+P1_CHECK_ID = {"falls": "002-P1.falls-with-m", "grows": "002-P1.grows-with-L",
+               "not_exponential": "002-P1.not-exponential", "naive_exponential": "002-P1.naive-exponential"}
 
 
 def parse_args(argv=None):
@@ -167,32 +179,60 @@ def validate(args):
                               "over --eps-x, --eps-x-scan and 1/L)")
 
 
+def p1_checks(args, p1, naive) -> tuple[list[dict], dict]:
+    """The four registered checks of 002-P1 (seed 002 Thm 4.5 / Fig. 4), judged on the decoders' errors: a pure
+    function of the measured numbers, which the run (:func:`part_a_checks`) and :func:`negative_controls` call.
+
+    Args:
+        args: the study's options (``widths``, ``lengths``, ``seeds``, ``sequences``, ``eps_x``).
+        p1: the Thm 4.5 decoder's error ‖X − W̄ᵀh‖_∞ per seed, width and length, (S, n_m, n_L), at ``args.eps_x``.
+        naive: the naive decoder 2[W W̄, A]_r's error, the same shape.
+
+    Returns:
+        ``(entries, fits)``: the check entries (falls with m, grows with L, not exponential in L, naive exponential;
+        each carrying its registered ``check_id``), and the per-seed fits ``p``, ``q``, ``rate_in_L`` (the decoder's)
+        and ``rate_naive``.
+    """
+    ms, Ls, S = args.widths, args.lengths, args.seeds
+    grid = f"m ∈ {ms}, L ∈ {Ls}, ε_x = {args.eps_x:g}, {args.sequences} sequences per seed and L, {S} seeds"
+    seeds = list(range(S))  # ri.seed_keys: seed s folds s into the stream's key
+    p, q = ri.fit_grid(ms, Ls, p1)
+    rate_used = ri.fit_rate_in_length(ms, Ls, p1)
+    rate_naive = ri.fit_rate_in_length(ms, Ls, naive)
+    entries = [
+        over_seeds(
+            f"[002-P1] Thm 4.5 decoder W̄^[L]ᵀh^(L) (null-sequence patterns): the error ‖X − W̄ᵀh‖_∞ falls with m: "
+            f"per-seed exponent p of ln err = a + p ln m + q ln L, median < {FALLS:g} ({grid})",
+            f"{SRC002}, Thm 4.5 / Fig. 4", p, FALLS, "<", predictions=["002-P1"], check_id=P1_CHECK_ID["falls"],
+            seeds=seeds),
+        over_seeds(
+            f"[002-P1] the same fit: the error grows with L, median q > {GROWS:g}",
+            f"{SRC002}, Thm 4.5 / Fig. 4", q, GROWS, ">", predictions=["002-P1"], check_id=P1_CHECK_ID["grows"],
+            seeds=seeds),
+        over_seeds(
+            f"[002-P1] the Thm 4.5 decoder's error is not exponential in L: per-seed rate r of ln err = a + b ln m + "
+            f"r L, median < ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
+            f"{SRC002}, Thm 4.5 (\"polynomial dependence on ε_x and L\")", rate_used, EXPONENTIAL_RATE, "<",
+            predictions=["002-P1"], check_id=P1_CHECK_ID["not_exponential"],
+            seeds=seeds),
+        over_seeds(
+            f"[002-P1] the naive decoder 2[W W̄, A]_r blows up exponentially in L: per-seed rate r (same fit), "
+            f"median >= ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
+            f"{SRC002}, Thm 4.5 (naive construction, error exponential in L)", rate_naive, EXPONENTIAL_RATE, ">=",
+            predictions=["002-P1"], check_id=P1_CHECK_ID["naive_exponential"],
+            seeds=seeds)]
+    return entries, {"p": p, "q": q, "rate_in_L": rate_used, "rate_naive": rate_naive}
+
+
 def part_a_checks(args, per_width, checks, results):
     ms, Ls, S = args.widths, args.lengths, args.seeds
     grid = f"m ∈ {ms}, L ∈ {Ls}, ε_x = {args.eps_x:g}, {args.sequences} sequences per seed and L, {S} seeds"
     p1 = ri.stack(per_width, "p1")[..., 0]
     naive = ri.stack(per_width, "naive")[..., 0]
     p2 = ri.stack(per_width, "p2")[..., 0]
-    p, q = ri.fit_grid(ms, Ls, p1)
-    checks.append(over_seeds(
-        f"[002-P1] Thm 4.5 decoder W̄^[L]ᵀh^(L) (null-sequence patterns): the error ‖X − W̄ᵀh‖_∞ falls with m: "
-        f"per-seed exponent p of ln err = a + p ln m + q ln L, median < {FALLS:g} ({grid})",
-        f"{SRC002}, Thm 4.5 / Fig. 4", p, FALLS, "<", predictions=["002-P1"]))
-    checks.append(over_seeds(
-        f"[002-P1] the same fit: the error grows with L, median q > {GROWS:g}",
-        f"{SRC002}, Thm 4.5 / Fig. 4", q, GROWS, ">", predictions=["002-P1"]))
-    rate_used = ri.fit_rate_in_length(ms, Ls, p1)
-    checks.append(over_seeds(
-        f"[002-P1] the Thm 4.5 decoder's error is not exponential in L: per-seed rate r of ln err = a + b ln m + r L, "
-        f"median < ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
-        f"{SRC002}, Thm 4.5 (\"polynomial dependence on ε_x and L\")", rate_used, EXPONENTIAL_RATE, "<",
-        predictions=["002-P1"]))
-    rate_naive = ri.fit_rate_in_length(ms, Ls, naive)
-    checks.append(over_seeds(
-        f"[002-P1] the naive decoder 2[W W̄, A]_r blows up exponentially in L: per-seed rate r (same fit), "
-        f"median >= ln2/2 = {EXPONENTIAL_RATE:.3g} per step",
-        f"{SRC002}, Thm 4.5 (naive construction, error exponential in L)", rate_naive, EXPONENTIAL_RATE, ">=",
-        predictions=["002-P1"]))
+    entries, fits = p1_checks(args, p1, naive)
+    checks += entries
+    p, q, rate_used, rate_naive = fits["p"], fits["q"], fits["rate_in_L"], fits["rate_naive"]
     p_ls, q_ls = ri.fit_grid(ms, Ls, p2)
     checks.append(over_seeds(
         f"[002-P2] least-squares decoding X̂ = (W̄^[L])⁺h^(L) recovers the past true tokens x̄_2 … x̄_(L−1) with a "
@@ -379,6 +419,66 @@ def part_c_checks(args, ntk, checks, results):
         REFERENCE_SHARE, direction="<=", kind="sanity", predictions=["003-P7"]))
     results["003"] = {"widths": ms, "deviation_median": np.median(dev, axis=0), "deviation": dev, "exponents": exps,
                       "reference_relative_error": ntk["reference_error"], "kappa": ntk["kappa"]}
+
+
+def _decoder_errors(args, p: float, growth: float, *, in_length: str, rng) -> np.ndarray:
+    """Synthetic decoder errors over the run's grid, (S, n_m, n_L): per seed s, ln err = −1 + p_s ln m + g_s·f(L) +
+    a cell noise of sd 0.05, with p_s = p + 0.15 z and g_s = growth + 0.15 z' (0.15: about the seed-to-seed scatter
+    of the measured exponents); f(L) = ln L for ``in_length="power"``, L for ``"rate"`` (then g_s = growth + 0.02 z',
+    the measured scatter of the rate)."""
+    S, lnm = args.seeds, np.log(np.asarray(args.widths, float))[None, :, None]
+    L = np.asarray(args.lengths, float)[None, None, :]
+    slope = p + 0.15 * rng.standard_normal((S, 1, 1))
+    if in_length == "power":
+        length_term = (growth + 0.15 * rng.standard_normal((S, 1, 1))) * np.log(L)
+    else:
+        length_term = (growth + 0.02 * rng.standard_normal((S, 1, 1))) * L
+    return np.exp(-1.0 + slope * lnm + length_term + 0.05 * rng.standard_normal((S, lnm.shape[1], L.shape[2])))
+
+
+MEASURED_P, MEASURED_Q = -0.46, 0.9  # the full run's medians of p and q (validation/results/random_init.json)
+
+
+def negative_controls() -> list[NegativeControl]:
+    """The four registered checks of 002-P1 judged by :func:`p1_checks`, with the run's defaults (grid m ∈ 256 …
+    4096, L ∈ 4 … 16, seeds 0–9, where they decide), on plausible alternatives of seed 002 Fig. 4 on which each must
+    FAIL (gflow.study.control_problems). Synthetic errors (:func:`_decoder_errors`, numpy seed 0) scattered from seed
+    to seed as the measured exponents are:
+
+    - falls with m: the reversed trend, an error that rises with m (p = +0.25 per seed). A flat error (p = 0, the
+      decoder not concentrating) is judged *inconclusive*, not FAIL: the bar is the flat line itself, so the check
+      FAILs only on an error that rises with m;
+    - grows with L: the reversed trend, an error that falls with L (q = −0.5); a flat one is inconclusive likewise;
+    - not exponential: the Thm 4.5 decoder's error doubling per step of L (rate ln 2, the factor 2 of the naive
+      construction), Thm 4.5's exponential alternative;
+    - naive exponential: the naive decoder as polynomial as the Thm 4.5 decoder measured (p = −0.46, q = 0.9: a
+      rate of about 0.1 per step), i.e. no blow-up.
+
+    Returns:
+        One control per registered check of 002-P1.
+    """
+    args = parse_args(["--out", "unused"])
+    result = {"study": "random_init", "config": {"seeds": args.seeds}}
+    rng = np.random.default_rng(0)
+    polynomial = _decoder_errors(args, MEASURED_P, MEASURED_Q, in_length="power", rng=rng)
+    alternatives = {
+        "falls": ("the reversed trend: the decoder's error rises with m (per-seed exponent p = +0.25 ± 0.15; a flat "
+                  "error, p = 0, is judged inconclusive, not FAIL)",
+                  _decoder_errors(args, 0.25, MEASURED_Q, in_length="power", rng=rng), polynomial),
+        "grows": ("the reversed trend: the decoder's error falls with L (per-seed exponent q = −0.5 ± 0.15; a flat "
+                  "error is judged inconclusive, not FAIL)",
+                  _decoder_errors(args, MEASURED_P, -0.5, in_length="power", rng=rng), polynomial),
+        "not_exponential": ("the Thm 4.5 decoder's error doubles with each step of L (rate ln 2 per step, like the "
+                            "naive construction's factor 2)",
+                            _decoder_errors(args, MEASURED_P, math.log(2.0), in_length="rate", rng=rng), polynomial),
+        "naive_exponential": ("the naive decoder does not blow up: its error is as polynomial in L as the Thm 4.5 "
+                              "decoder's measured one (p = −0.46, q = 0.9)", polynomial,
+                              _decoder_errors(args, MEASURED_P, MEASURED_Q, in_length="power", rng=rng))}
+    out = []
+    for key, (words, p1, naive) in alternatives.items():
+        entry = next(e for e in p1_checks(args, p1, naive)[0] if e["check_id"] == P1_CHECK_ID[key])
+        out.append(NegativeControl(entry["check_id"], words, entry, result))
+    return out
 
 
 def main(argv=None):

@@ -67,6 +67,7 @@ from gflow.study import (
     check,
     CONFIRMATORY,
     EXPLORATORY,
+    NegativeControl,
     over_seeds,
     QuickFull,
     require_positive,
@@ -242,6 +243,78 @@ def make_checks(args, per_seed) -> list[dict]:
             f"{args.min_test:g} (median over {n} seeds)", f"{src}; our split (held_out_split)",
             per_seed("d_l1", hi, "test", "ood"), args.min_test, ">=", predictions=[], seeds=seeds))
     return checks
+
+
+def negative_controls() -> list[NegativeControl]:
+    """The five registered checks of 002-P6 judged by :func:`make_checks`, with the full run's defaults (widths 16 …
+    256, 512 test strings) on the confirmatory block 100–109 (where all five decide; PARITY's only there), on
+    plausible alternatives on which each must FAIL (gflow.study.control_problems). Test accuracies are drawn per seed
+    as Binomial(512, a)/512 (numpy seed 0), every language fitted (train accuracy 1):
+
+    - the three accuracy checks (D_L1, substring, PARITY): the RNN does not learn the language, test accuracy at
+      chance (a = 0.5) at every width: the outcome the claim "learnable" rules out (for PARITY the classic failure of
+      gradient-trained networks);
+    - the two "does not fall" checks (D_L1, substring): classical overfitting, test accuracy falling with width from
+      a = 0.95 at m = 16 to 0.80 at m = 256 (linear in log m): above the accuracy bar, so only this check can see it;
+    - besides, for substring and PARITY: memorization, the RNN as a lookup table of its training strings (a member
+      iff a training member), its test accuracy on each seed's own split (:func:`lookup_table_accuracy`). The same
+      lookup table scores 1 on D_L1 (all L members are training strings and every unseen test string is a
+      non-member), so D_L1's accuracy check cannot tell memorization from learning; D_L1 has no such control.
+
+    Returns:
+        One control per registered check of 002-P6, and the two memorization controls.
+    """
+    args = parse_args(["--seeds-block", CONFIRMATORY, "--out", "unused"])
+    n, lo, hi = len(args.seed_list), args.widths[0], args.widths[-1]
+    result = {"study": "regular_language", "seeds_block": CONFIRMATORY,
+              "config": {"seeds_block": CONFIRMATORY, "seed_list": args.seed_list}}
+    rng = np.random.default_rng(0)
+    falling = {m: 0.95 - 0.15 * np.log(m / lo) / np.log(hi / lo) for m in args.widths}
+    alternatives = {
+        "chance": ("the RNN does not learn the language: test accuracy at chance (0.5) at every width, every seed",
+                   {m: 0.5 for m in args.widths}, set(ACCURACY_ID.values())),
+        "falls": ("classical overfitting: test accuracy falls with width, 0.95 at m = 16 to 0.80 at m = 256 (above "
+                  "the 0.75 bar)", falling, set(NO_FALL_ID.values()))}
+    out = []
+    for words, accuracy, ids in alternatives.values():
+        test = {(lang, m): rng.binomial(args.n_test, accuracy[m], n) / args.n_test
+                for lang in args.languages for m in args.widths}
+
+        def per_seed(lang, m, key, split="iid", test=test):
+            return test[lang, m] if key == "test" else np.ones(n) if key == "train" else np.zeros(n)
+
+        out += [NegativeControl(e["check_id"], words, e, result) for e in make_checks(args, per_seed)
+                if e.get("check_id") in ids]
+    lookup = {lang: np.array([lookup_table_accuracy(args, lang, seed) for seed in args.seed_list])
+              for lang in args.languages}
+
+    def memorized(lang, m, key, split="iid"):
+        return lookup[lang] if key == "test" else np.ones(n) if key == "train" else np.zeros(n)
+
+    words = ("memorization: the RNN as a lookup table of its training strings (a member iff a training member), "
+             "scored on each seed's own i.i.d. test strings")
+    out += [NegativeControl(e["check_id"], words, e, result) for e in make_checks(args, memorized)
+            if e.get("check_id") in (ACCURACY_ID["contains"], ACCURACY_ID["parity"])]
+    return out
+
+
+def lookup_table_accuracy(args, language: str, seed: int) -> float:
+    """Test accuracy of the lookup table of a seed's training strings (a string is a member iff it is a training
+    member) on the seed's test strings of the i.i.d. split (:func:`dataset`'s strings, before encoding): what a
+    network that only memorizes would score.
+
+    Args:
+        args: the study's options (``length``, ``n_train``, ``n_test``, ``pattern``).
+        language: the language.
+        seed: the seed (its split's key is 1000 + seed, as in :func:`dataset`).
+
+    Returns:
+        The fraction of test strings labelled right.
+    """
+    z_tr, y_tr, z_te, y_te = rl.SPLITS["iid"](1000 + seed, language, args.length, args.n_train, args.n_test,
+                                              pattern=args.pattern)
+    members = {tuple(z) for z, y in zip(z_tr, y_tr) if y == 1}
+    return float(np.mean([int(tuple(z) in members) == y for z, y in zip(z_te, y_te)]))
 
 
 def make_figure(args, rows):

@@ -51,7 +51,7 @@ import numpy as np
 
 import gflow
 from gflow.problems import ssm_poisoning as sp
-from gflow.study import check, over_seeds, QuickFull, rtol_option, run_study, save_figure, study_parser
+from gflow.study import check, NegativeControl, over_seeds, QuickFull, rtol_option, run_study, save_figure, study_parser
 
 SOURCE = "Slutzky et al. (NeurIPS 2025), §4.2 Tables 1 and 3 (gradient flow per Theorem 1)"
 MECHANISM = "Slutzky et al. (NeurIPS 2025), §4.1 (effective rank of A, Figs. 2, 3)"
@@ -134,6 +134,49 @@ def science(args, checks, results):
     print()
 
 
+def prediction_checks(L: int, seeds, error: dict, effective_rank: dict) -> list[dict]:
+    """The four registered prediction checks at one length L, judged on the measured numbers (Slutzky et al. §4.1,
+    §4.2, Tables 1, 3): 005-P1 (the baseline-only error, median ≤ 0.01), 005-P2 (per seed error(special) /
+    error(baseline), median ≥ 2; error(special) > error(baseline) on every seed) and 005-P3 (per seed effective rank
+    of A with the special sequence minus without, median > 0), each with its registered check id
+    (validation/registry.toml: ``005-P1.L7`` … ``005-P3.rank-L9``) and the seeds it was decided on. A pure function
+    of the numbers: :func:`length_checks` calls it on a run's flows, :func:`negative_controls` on alternatives.
+
+    Args:
+        L: the length (7 or 9).
+        seeds: the seeds, in the order of the values.
+        error: design ("baseline", "special") → the extrapolation error max_{j<20} |h_j − h*_j| / max|h*| at t1,
+            one per seed.
+        effective_rank: design → the effective rank of the learned A at t1, one per seed.
+
+    Returns:
+        The four check entries.
+    """
+    setting = sp.SETTINGS[L]
+    seeds = list(seeds)
+    base, special = np.asarray(error["baseline"], dtype=float), np.asarray(error["special"], dtype=float)
+    erank = {design: np.asarray(effective_rank[design], dtype=float) for design in sp.DESIGNS}
+    n = len(seeds)
+    where = f"L = {L}, d = {setting.d}, gradient flow to their t1"
+    return [
+        over_seeds(f"{where}: baseline sequence only, extrapolation error max_j<{sp.HORIZON} |h_j − h*_j|/max|h*|, "
+                   f"median over {n} seeds ≤ {BASELINE_EXTRAPOLATES:g} (the SSM extrapolates)", SOURCE, base,
+                   BASELINE_EXTRAPOLATES, "<=", predictions=["005-P1"], check_id=f"005-P1.L{L}", seeds=seeds),
+        over_seeds(f"{where}: per seed (same A0), extrapolation error with the special sequence / without, median "
+                   f"over {n} seeds ≥ {POISON_RATIO:g} (clean labels poison the implicit bias)", SOURCE,
+                   special / base, POISON_RATIO, ">=", predictions=["005-P2"], check_id=f"005-P2.ratio-L{L}",
+                   seeds=seeds),
+        check(f"{where}: the special sequence raises the extrapolation error on every seed (fraction of {n} seeds "
+              f"with error(special) > error(baseline) = 1)", SOURCE, float(np.mean(special > base)), 1.0,
+              direction=">=", kind="prediction", predictions=["005-P2"], check_id=f"005-P2.every-seed-L{L}",
+              seeds=seeds),
+        over_seeds(f"{where}: per seed, effective rank (exp of the entropy of |a_i|/Σ|a_j|) of the learned A with "
+                   f"the special sequence minus without, median over {n} seeds > 0", MECHANISM,
+                   erank["special"] - erank["baseline"], 0.0, ">", predictions=["005-P3"], check_id=f"005-P3.rank-L{L}",
+                   seeds=seeds),
+    ]
+
+
 def length_checks(L: int, r: dict, args) -> list[dict]:
     """The checks at one length L (Slutzky et al. §4.1, §4.2, Tables 1, 3): each deciding one carries its registered
     check id (validation/registry.toml: ``005-P1.L7``, ``005-P2.ratio-L7``, ``005-P2.every-seed-L7``,
@@ -151,26 +194,9 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
     setting = sp.SETTINGS[L]
     seeds = r["seeds"]
     base, special = sp.at_end(r["baseline"]), sp.at_end(r["special"])
-    erank = {design: sp.at_end(r[design], "effective_rank") for design in sp.DESIGNS}
-    n = len(seeds)
     where = f"L = {L}, d = {setting.d}, gradient flow to their t1"
-    out = [
-        over_seeds(f"{where}: baseline sequence only, extrapolation error max_j<{sp.HORIZON} |h_j − h*_j|/max|h*|, "
-                   f"median over {n} seeds ≤ {BASELINE_EXTRAPOLATES:g} (the SSM extrapolates)", SOURCE, base,
-                   BASELINE_EXTRAPOLATES, "<=", predictions=["005-P1"], check_id=f"005-P1.L{L}", seeds=seeds),
-        over_seeds(f"{where}: per seed (same A0), extrapolation error with the special sequence / without, median "
-                   f"over {n} seeds ≥ {POISON_RATIO:g} (clean labels poison the implicit bias)", SOURCE,
-                   special / base, POISON_RATIO, ">=", predictions=["005-P2"], check_id=f"005-P2.ratio-L{L}",
-                   seeds=seeds),
-        check(f"{where}: the special sequence raises the extrapolation error on every seed (fraction of {n} seeds "
-              f"with error(special) > error(baseline) = 1)", SOURCE, float(np.mean(special > base)), 1.0,
-              direction=">=", kind="prediction", predictions=["005-P2"], check_id=f"005-P2.every-seed-L{L}",
-              seeds=seeds),
-        over_seeds(f"{where}: per seed, effective rank (exp of the entropy of |a_i|/Σ|a_j|) of the learned A with "
-                   f"the special sequence minus without, median over {n} seeds > 0", MECHANISM,
-                   erank["special"] - erank["baseline"], 0.0, ">", predictions=["005-P3"], check_id=f"005-P3.rank-L{L}",
-                   seeds=seeds),
-    ]
+    out = prediction_checks(L, seeds, {"baseline": base, "special": special},
+                            {design: sp.at_end(r[design], "effective_rank") for design in sp.DESIGNS})
     batches = [r[k] for k in ("baseline", "special", "baseline_tight", "special_tight", "special_long")]
     worst_loss = max(float(np.max(sp.at_end(b, "loss"))) for b in batches)
     statuses = sorted({b[i].status for b in batches for i in range(len(seeds))})
@@ -209,6 +235,75 @@ def length_checks(L: int, r: dict, args) -> list[dict]:
             out.append(check(f"{where}: on their seeds {shared}, our extrapolation errors (rtol {args.tight_rtol:g}) "
                              f"against scipy odeint at rtol = 1e-13, max relative difference ≤ {RESOLVED:g}", SOURCE,
                              gap, RESOLVED, direction="<=", kind="sanity", predictions=GUARDED))
+    return out
+
+
+def negative_controls() -> list[NegativeControl]:
+    """The eight registered checks judged by :func:`prediction_checks` on plausible alternatives, on the registered
+    seeds (242 … 253 at L = 7, 342 … 353 at L = 9: a full run's), each of which must FAIL
+    (gflow.study.control_problems). Per length L:
+
+    - 005-P1 (baseline extrapolates): the baseline-only SSM does not extrapolate, its error at the level of the
+      authors' own poisoned runs (the median of their printed special-design errors, 0.050 at L = 7 and 0.035 at
+      L = 9, times per-seed noise e^{0.1 z}, z standard normal): a non-extrapolating error of the size their tables show.
+    - 005-P2 (ratio ≥ 2; worse on every seed): the special sequence has no effect, error(special) = error(baseline)
+      × e^{0.25 z} per seed around the authors' baseline level (ratio ≈ 1); and, for the every-seed check, the
+      poisoning holds at their ratio on 10 of the 12 seeds but lowers the error (ratio 0.8) on 2.
+    - 005-P3 (effective rank rises): the special sequence does not spread A: under both designs only the top entry
+      grows, to the teacher's a = 1; the baseline's other entries stay at their A0 (their recipe,
+      gflow.problems.ssm_poisoning.initial_a), the special design's are shifted together until h_1 = Σ a_i = 1
+      (the lag-1 term's gradient is the same on every entry, B = C = 1): the teacher's own solution, which fits
+      both training lags, with the rest's |a_i| smaller, so a slightly lower effective rank (by 0.008 … 0.24),
+      measured with the study's own diagnostic. A difference scattered around 0 would leave the check inconclusive
+      rather than FAIL (the bootstrap interval of the median straddles 0); it FAILs on an effective rank that does
+      not rise on most seeds.
+
+    Deterministic (numpy seeds fixed per L), no flow integrated, nothing written.
+
+    Returns:
+        The controls, five per length (two for the every-seed check).
+    """
+    args = parse_args([])
+    result = {"study": "ssm_poisoning", "config": {"quick": False, "lengths": args.lengths, "seeds": args.seeds}}
+    out = []
+    for L in args.lengths:
+        setting = sp.SETTINGS[L]
+        seeds = list(range(setting.first_seed, setting.first_seed + args.seeds))
+        n = len(seeds)
+        rng = np.random.default_rng(L)
+        level = {design: float(np.median(setting.their_error[design])) for design in sp.DESIGNS}
+        unread = {"baseline": np.ones(n), "special": np.ones(n)}  # effective ranks the P1 and P2 checks do not read
+
+        def control(words, check_id, error, effective_rank=unread, L=L, seeds=seeds):
+            entry = next(e for e in prediction_checks(L, seeds, error, effective_rank) if e["check_id"] == check_id)
+            out.append(NegativeControl(check_id, f"L = {L}: {words}", entry, result))
+
+        base = level["special"] * np.exp(0.1 * rng.standard_normal(n))
+        control(f"the baseline-only SSM does not extrapolate: its error at their poisoned runs' level "
+                f"({level['special']:.3g}, per seed × e^(0.1 z))", f"005-P1.L{L}",
+                {"baseline": base, "special": base * level["special"] / level["baseline"]})
+        base = level["baseline"] * np.exp(0.1 * rng.standard_normal(n))
+        no_effect = {"baseline": base, "special": base * np.exp(0.25 * rng.standard_normal(n))}
+        words = "the special sequence has no effect: error(special) = error(baseline) × e^(0.25 z) per seed"
+        control(words, f"005-P2.ratio-L{L}", no_effect)
+        control(words, f"005-P2.every-seed-L{L}", no_effect)
+        ratio = level["special"] / level["baseline"] * np.exp(0.1 * rng.standard_normal(n))
+        ratio[[3, 8]] = 0.8
+        control(f"the special sequence poisons at their ratio on {n - 2} of {n} seeds and lowers the error "
+                f"(ratio 0.8) on 2", f"005-P2.every-seed-L{L}", {"baseline": base, "special": base * ratio})
+        teacher = sp.teacher_of(setting.d)
+        a = {"baseline": [], "special": []}
+        for seed in seeds:
+            grown = sp.initial_a(setting, seed)
+            grown[0] = 1.0
+            a["baseline"].append(grown)
+            a["special"].append(np.r_[1.0, grown[1:] - np.mean(grown[1:])])
+        measure = {design: sp.diagnostics_for(sp.loss_of(L, design, teacher), teacher) for design in sp.DESIGNS}
+        measured = {name: {design: np.array([float(measure[design][name](sp.student(x))) for x in a[design]])
+                           for design in sp.DESIGNS} for name in ("extrapolation_error", "effective_rank")}
+        control("the special sequence does not spread A: under both designs only the top entry grows (to 1); the "
+                "special design's others shifted together to h_1 = 1 (the teacher's solution), the baseline's at A0",
+                f"005-P3.rank-L{L}", measured["extrapolation_error"], measured["effective_rank"])
     return out
 
 
