@@ -180,13 +180,15 @@ def test_negative_control_unregistered_and_unnamed_checks_are_caught():
     del no_seeds["seeds"]
     no_id = over_seeds("a new deciding check", "test", [1.0, 2.0], 0.5, ">=", predictions=["002-P6"], seeds=[0, 1])
     wrong_study = _as_registered(reg)
-    problems = preregistration_problems([_record("regular_language", [unknown, no_seeds, no_id]),
-                                         _record("gd_vs_flow", [wrong_study])])
-    assert len(problems) == 4
+    other = _record("gd_vs_flow", [wrong_study])
+    problems = preregistration_problems([_record("regular_language", [unknown, no_seeds, no_id]), other])
+    assert len(problems) == 3
     assert "'002-P6.made-up' is not in the registry" in problems[0]
     assert "does not name the seeds" in problems[1]
     assert "no registered check" in problems[2]
-    assert "recorded by gd_vs_flow, registered for regular_language" in problems[3]
+    # a study that does not decide 002-P6 records a measurement, not a deciding check (as_measurements, which
+    # preregistration_problems applies as VALIDATION.md does); the raw entry is not the registered one
+    assert "recorded by gd_vs_flow, registered for regular_language" in check_role(other, wrong_study, REGISTERED)[1][0]
 
 
 def test_checks_that_decide_nothing_need_no_registration():
@@ -378,7 +380,10 @@ def test_extrapolation_phase_transition_checks_are_measurements_of_000_f1():
     assert {REGISTERED.kind(pid) for pid in ("000-P10", "000-P12")} == {"reproduction"}
     assert all(next(p for p in REGISTERED.predictions if p.id == pid).study == "reproduce_000"
                for pid in ("000-P10", "000-P11", "000-P12", "000-P13", "000-P14"))
-    [record] = validation.as_measurements([_confirmatory("extrapolation_phase", entries, seeds)])
+    raw = _confirmatory("extrapolation_phase", entries, seeds)
+    # preregistration_problems reads the raw record as VALIDATION.md does (the harness calls it on the raw record)
+    assert preregistration_problems([raw]) == []
+    [record] = validation.as_measurements([raw])
     assert preregistration_problems([record]) == []
     for c in record["checks"]:
         if c.get("check_id") in {e.get("check_id") for e in tagged}:

@@ -11,7 +11,6 @@ from ..results import jsonable, package_versions, provenance, write_json_atomic
 from ._check import exit_code, KINDS
 from ._record import record_result
 from ._registry import preregistration_problems
-from .report import as_measurements
 
 INTERRUPTED = 130  # the exit code of a study stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 
@@ -60,7 +59,7 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
     ``<record>/<study>.json``, or ``<record>/<study>.<block>.json`` when ``config["seeds_block"]`` names a block
     other than the exploratory one (:func:`record_result`), and prints each deciding check that is not as registered in
     validation/registry.toml (:func:`preregistration_problems`: such a check decides nothing in VALIDATION.md), judged
-    as VALIDATION.md judges it (:func:`gflow.study.report.as_measurements`: a check recorded for a claim that another
+    as VALIDATION.md judges it (:func:`gflow.study.preregistration_problems`, which reads a check recorded for a claim that another
     study decides is a measurement of that seed's finding, not a deciding check).
 
     Args:
@@ -84,7 +83,7 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
         print(f"recorded {len(checks)} checks in {path} (python studies/validation.py rebuilds VALIDATION.md)")
         record = {"study": study, "config": summary["config"], "checks": checks}
         # judged as VALIDATION.md judges it: a check for a claim another study decides is a measurement
-        for line in preregistration_problems(as_measurements([record])):
+        for line in preregistration_problems([record]):
             print(f"warning: not as registered in validation/registry.toml (decides nothing): {line}")
     return summary
 

@@ -15,13 +15,15 @@ from ..results import write_text_atomic
 from ..results._provenance import PACKAGE_DIR
 from ._controls import controls_by_check, NegativeControl
 from ._record import load_results, record_name, result_block, study_code_hash
-from ._registry import (
+from ._registry import (  # noqa: F401 (as_measurements, planned_runs, STUDY_PARTS: read through this module too)
+    as_measurements,
     check_role,
     deciding_ids,
     DECIDING_KINDS,
     format_seeds,
     IDENTITIES as IDENTITIES,
     KINDS_OF_RESULT as KINDS_OF_RESULT,
+    planned_runs,
     PREDICTIONS as PREDICTIONS,
     preregistration_problems,
     recorded_seeds,
@@ -29,6 +31,7 @@ from ._registry import (
     registered_check,
     Registry,
     SCALING_NOTES as SCALING_NOTES,
+    STUDY_PARTS,
     UNTESTABLE as UNTESTABLE,
 )
 
@@ -75,25 +78,6 @@ def load_explanations(path: str = EXPLANATIONS) -> dict[str, str]:
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
 
 
-# The part of a study run in ``--parts`` that decides a claim (the others are decided by the whole study). Kept
-# here, not in the registry: gflow's source hash covers every file of gflow, so editing the registry would make every
-# sweep cache on disk look like the work of other code.
-STUDY_PARTS = {"000-P15": "A", "000-F2": "A", "001-15": "B", "001-16": "B", "001-17": "B", "001-F1": "B"}
-
-
-def planned_runs(p) -> list[tuple[str, str | None]]:
-    """The runs meant to decide a claim.
-
-    Args:
-        p: a :class:`Prediction`.
-
-    Returns:
-        (study, part) pairs: its ``study`` field ("a, b" is two studies) with the part of :data:`STUDY_PARTS` (None:
-        the whole study).
-    """
-    return [(s.strip(), STUDY_PARTS.get(p.id)) for s in p.study.split(",") if s.strip() != "—"]
-
-
 def _ran(results_by_study: dict, study: str, part: str | None) -> bool:
     """Whether ``study`` (and ``part`` of it, when named) has a recorded full run, on any seed block
     (``results_by_study``: study → its records)."""
@@ -126,52 +110,6 @@ def _superseded(deciding: list, registry: Registry) -> tuple[list, list]:
     keep = [(r, c) for i, (r, c) in zip(ids, deciding) if i not in in_block or result_block(r) is not None]
     beside = [(r, c) for i, (r, c) in zip(ids, deciding) if i in in_block and result_block(r) is None]
     return keep, beside
-
-
-def _studies(p) -> set[str]:
-    return {study for study, _ in planned_runs(p)}
-
-
-def as_measurements(results: list[dict], registry: Registry | None = None) -> list[dict]:
-    """The records with every check that a study records for a prediction or reproduction its registry row does not
-    give to that study turned into a measurement of a finding.
-
-    The rule: a prediction or reproduction is decided only by the studies its ``study`` field names. Where another
-    study records a check with its id, the id is replaced, in a copy, by the findings of the same seed (the id's part
-    before the first ``-``) whose ``study`` names the recording study (seed 000's exact-flow studies
-    extrapolation_phase and init_scale: the finding 000-F1), and the check's claim says which id it was recorded for
-    and which study decides that id. Findings are measured, not decided, so the moved check needs no registration.
-
-    Args:
-        results: the recorded result files (:func:`load_results`).
-        registry: the registry (default: the one of this checkout).
-
-    Returns:
-        The records, in the same order: those with no such check unchanged (the same objects), the others shallow
-        copies whose moved checks are copies.
-    """
-    registry = registry or REGISTERED
-    by_id = {p.id: p for p in registry.predictions}
-    out = []
-    for r in results:
-        checks, changed = [], False
-        for c in r.get("checks", []):
-            tags = list(c.get("predictions") or [])
-            moved = [pid for pid in tags if pid in by_id and by_id[pid].kind in DECIDING_KINDS
-                     and r["study"] not in _studies(by_id[pid])]
-            if not moved:
-                checks.append(c)
-                continue
-            seeds = {pid.split("-")[0] for pid in moved}
-            findings = [p.id for p in registry.predictions if p.kind == "finding" and r["study"] in _studies(p)
-                        and p.id.split("-")[0] in seeds]
-            kept = [pid for pid in tags if pid not in moved]
-            deciders = "; ".join(f"{pid} is decided by {by_id[pid].study}" for pid in moved)
-            checks.append({**c, "predictions": kept + [f for f in findings if f not in kept],
-                           "claim": f"{c['claim']} (recorded for {', '.join(moved)}; {deciders}: a measurement here)"})
-            changed = True
-        out.append({**r, "checks": checks} if changed else r)
-    return out
 
 
 def prediction_statuses(results: list[dict], registry: Registry | None = None) -> dict[str, dict]:
