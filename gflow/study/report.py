@@ -334,7 +334,8 @@ def _controls_cell(pid, registry, controls) -> str:
     mine = {cid: controls[cid] for cid in ids if cid in controls}
     if not mine:
         return f"none yet (0 of {len(ids)})"
-    return f"{len(mine)} of {len(ids)}: {_control_outcomes(mine)}"
+    n = sum(len(cs) for cs in mine.values())
+    return f"{len(mine)} of {len(ids)} checks, {n} control{'s' if n > 1 else ''}: {_control_outcomes(mine)}"
 
 
 def _control_section(controls, registry) -> list[str]:
