@@ -53,6 +53,7 @@ plausible alternative outcome on which it must FAIL (gflow.study.NegativeControl
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 
@@ -74,15 +75,16 @@ from gflow.study.report import (  # noqa: F401 (the names tests/test_validation.
 )
 
 
-def negative_controls(registry=None) -> list:
+@functools.cache
+def negative_controls() -> tuple:
     """The negative controls of every study with registered checks that defines ``negative_controls()``
-    (gflow.study.NegativeControl): synthetic alternatives judged by the study's own functions, no run needed."""
-    registry = registry or REGISTERED
+    (gflow.study.NegativeControl): synthetic alternatives judged by the study's own functions, no run needed. Built
+    once per process (they depend on the code only)."""
     out = []
-    for study in sorted({c.study for c in registry.checks}):
+    for study in sorted({c.study for c in REGISTERED.checks}):
         make = getattr(importlib.import_module(study), "negative_controls", None)
         out += make() if make else []
-    return out
+    return tuple(out)
 
 
 def render(results, explanations, registry=None):

@@ -58,9 +58,9 @@ def write_summary(out: str, study: str, config: dict, checks: list[dict], result
     A full run (``config["quick"]`` false) with ``config["record"]`` set also records its checks in
     ``<record>/<study>.json``, or ``<record>/<study>.<block>.json`` when ``config["seeds_block"]`` names a block
     other than the exploratory one (:func:`record_result`), and prints each deciding check that is not as registered in
-    validation/registry.toml (:func:`preregistration_problems`: such a check decides nothing in VALIDATION.md), judged
-    as VALIDATION.md judges it (:func:`gflow.study.preregistration_problems`, which reads a check recorded for a claim that another
-    study decides is a measurement of that seed's finding, not a deciding check).
+    validation/registry.toml (:func:`preregistration_problems`: such a check decides nothing in VALIDATION.md; it
+    judges as VALIDATION.md does, so a check recorded for a claim that another study decides is a measurement of that
+    seed's finding, not a deciding check).
 
     Args:
         out: the output folder.

@@ -453,9 +453,9 @@ def check_role(result: dict, check: dict, registry: Registry) -> tuple[str, list
     return "deciding", []
 
 
-# The part of a study run in ``--parts`` that decides a claim (the others are decided by the whole study). Kept
-# here, not in the registry: gflow's source hash covers every file of gflow, so editing the registry would make every
-# sweep cache on disk look like the work of other code.
+# The part of a study run in ``--parts`` that decides a claim (the others are decided by the whole study). Kept in
+# code, not in validation/registry.toml: gflow's source hash covers every file of gflow, so editing the registry would
+# make every sweep cache on disk look like the work of other code.
 STUDY_PARTS = {"000-P15": "A", "000-F2": "A", "001-15": "B", "001-16": "B", "001-17": "B", "001-F1": "B"}
 
 
