@@ -25,7 +25,10 @@ from ._options import (
     AUTO_RODAS_MAX_RTOL as AUTO_RODAS_MAX_RTOL,
     default_solver as default_solver,
     DENSE_MAX_PARAMETERS as DENSE_MAX_PARAMETERS,
+    has_separable_curvature as has_separable_curvature,
     register_solver as register_solver,
+    SEPARABLE_MAX_PARAMETERS as SEPARABLE_MAX_PARAMETERS,
+    SEPARABLE_MIN_PARAMETERS as SEPARABLE_MIN_PARAMETERS,
     SOLVE_OPTIONS as SOLVE_OPTIONS,
     SolveOptions as SolveOptions,
     SOLVER_REGISTRY as SOLVER_REGISTRY,
@@ -46,6 +49,7 @@ from ._rosenbrock import (
     RosenbrockTableau as RosenbrockTableau,
     StageInterpolation as StageInterpolation,
 )
+from ._separable_rodas import SeparableRodas as SeparableRodas, unit_layout as unit_layout
 from ._solve import (
     lower_flows as lower_flows,
     solve_flow as solve_flow,

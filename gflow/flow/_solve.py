@@ -45,7 +45,7 @@ from ..stacking import (
 )
 from ._assembly import build_flow_batch
 from ._integrate import errors_as_nan, integrate, integrate_batch, integrate_batch_jit
-from ._options import check_solver_fits, flow_setup, FlowSetup, SolveOptions
+from ._options import check_solver_fits, flow_setup, FlowSetup, has_separable_curvature, SolveOptions
 from ._problem import f64, flow_problem, FlowProblem, with_batch_saves_checked
 from ._progress import LogTimeProgressMeter, with_elapsed_lines
 from ._refill import integrate_refilling, progress_printer
@@ -162,7 +162,8 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
             fails on the start.
     """
     theta0, loss0 = check_model_and_loss(loss, model0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0))
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0),
+                       separable=has_separable_curvature(loss, model0))
     check_solver_fits(setup, loss)
     check_diagnostics(setup.functions, model0)
     setup = _shown_from_the_start(setup, save_at, loss, model0)
@@ -282,7 +283,8 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     """
     losses, models0, n = _as_batch(losses, models0)
     thetas, losses0 = validate_batch(losses, models0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1])
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1],
+                       separable=has_separable_curvature(take(losses, 0), take(models0, 0)))
     check_solver_fits(setup, losses)
     check_diagnostics(setup.functions, take(models0, 0), "models0[0]")
     setup = _shown_from_the_start(setup, save_at, losses, models0, batched=True)
@@ -361,7 +363,8 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     losses, models0 = pad_to(losses, size), pad_to(models0, size)
     thetas = flat_parameters(models0)
     setup = flow_setup(t1, SolveOptions(rtol=rtol, atol=atol, solver=solver, save_at=save_at,
-                                        error_control=error_control), progress=False, n_params=thetas.shape[1])
+                                        error_control=error_control), progress=False, n_params=thetas.shape[1],
+                       separable=has_separable_curvature(take(losses, 0), take(models0, 0)))
     diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, thetas)
     problem = flow_problem(setup, resolves_loss(setup.error_control, take(losses, 0)))  # no stop_loss: watches no L
     with errors_as_nan():

@@ -14,6 +14,7 @@ import equinox as eqx
 import jax
 import jax.flatten_util
 import jax.numpy as jnp
+import numpy as np
 
 from .._checks import GflowInputError
 from ..models._flatten import unflatten
@@ -37,6 +38,11 @@ class AbstractSumOfSquaresTerm(diffrax.AbstractTerm):
     def fuses_guard(self) -> bool:
         """Whether :meth:`residuals_and_vf` gives r and −∇L from one pass (False: a solver evaluates them apart)."""
         return False
+
+    def curvature_units(self, y) -> np.ndarray | None:
+        """Each coordinate's unit of the residual curvature (:meth:`gflow.objectives.AbstractSumOfSquares.
+        curvature_units`), as integers 0 … U − 1 on the host, or None where the loss declares none."""
+        return None
 
     def residuals_and_vf(self, y):
         """(r(θ), −∇L(θ)) from one forward and one reverse pass, where :attr:`fuses_guard`."""
@@ -88,6 +94,25 @@ class GradientFlowTerm(AbstractSumOfSquaresTerm):
 
     def residuals(self, y):
         return self._sum_of_squares().residuals(self.model(y))
+
+    def curvature_units(self, y) -> np.ndarray | None:
+        """The loss's curvature units (:meth:`gflow.objectives.AbstractSumOfSquares.curvature_units`) on flat θ:
+        integers 0 … U − 1 of θ's length, a host constant (read off the model's structure, so also under tracing),
+        or None where the loss declares none."""
+        if not self.is_sum_of_squares:
+            return None
+        tree = self.loss.curvature_units(self.model(y))
+        if tree is None:
+            return None
+        leaves = jax.tree_util.tree_leaves(eqx.filter(tree, eqx.is_inexact_array))
+        if not all(isinstance(leaf, np.ndarray) for leaf in leaves):
+            raise GflowInputError(f"{type(self.loss).__name__}.curvature_units must return numpy arrays for every "
+                                  "trained leaf (the units are read off the model's structure, not its values)")
+        units = np.concatenate([leaf.ravel() for leaf in leaves]) if leaves else np.zeros(0)
+        if units.size != y.size:
+            raise GflowInputError(f"{type(self.loss).__name__}.curvature_units gives {units.size} units for "
+                                  f"{y.size} parameters")
+        return np.unique(units, return_inverse=True)[1].reshape(-1)
 
     def residual_targets(self):
         """The labels inside r (:meth:`gflow.objectives.AbstractSumOfSquares.residual_targets`), or None."""

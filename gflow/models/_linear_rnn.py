@@ -198,6 +198,26 @@ class LinearRNN(AbstractRNN):
     def n_out(self) -> int:
         return 1 if self.siso else self.C.shape[0]
 
+    def output_units(self):
+        """For diagonal A, the hidden unit of every trained parameter: the output (the impulse response h_j =
+        Σ_p C_p a_p^j B_p, and every output y_t) is a sum over the units p of a function of (a_p, B_p, C_p) alone
+        (seed 000 Lemma E.3), so the curvature of anything affine in it is block-diagonal over the units.
+
+        Returns:
+            This model with each trained layer replaced by a numpy array of its shape holding each entry's unit p
+            (as float; frozen layers left as they are), or None for a non-diagonal A.
+        """
+        if self.structure != "diagonal":
+            return None
+        d = self.d
+        units = {"A": np.arange(d, dtype=float),
+                 "B": np.broadcast_to(np.arange(d, dtype=float).reshape((d,) + (1,) * (self.B.ndim - 1)),
+                                      self.B.shape).copy(),
+                 "C": np.broadcast_to(np.arange(d, dtype=float), self.C.shape).copy()}
+        trained = self.trained
+        return eqx.tree_at(lambda mm: tuple(getattr(mm, name) for name in trained), self,
+                           tuple(units[name] for name in trained))
+
     def transition(self) -> jax.Array:
         """The dense (d, d) transition matrix the model uses (sym(A) for ``"restricted"``, diag(a) for ``"diagonal"``).
 

@@ -24,6 +24,8 @@ class AbstractSumOfSquares(eqx.Module):
       axis of length len(r); ``None`` (the default) lets the solver differentiate :meth:`residuals`.
     - :meth:`residual_jacobian_operator` (optional): ∂r/∂θ as a matrix-free operator with ``mv``, ``rmv`` and
       ``gram`` (:class:`gflow.objectives.ImpulseResponseJacobian`) for the models where one exists, else ``None``.
+    - :meth:`curvature_units` (optional): which parameters each residual's curvature couples (a partition of θ into
+      units over which every ∇²r_j is block-diagonal), for :class:`gflow.flow.SeparableRodas`; ``None`` by default.
     - :meth:`residual_targets` (optional): the labels inside r (r = prediction − label, factors folded in), from
       which gflow bounds the rounding error of r where prediction and label cancel (:func:`gflow.flow.loss_rounding`).
 
@@ -67,6 +69,21 @@ class AbstractSumOfSquares(eqx.Module):
 
         Returns:
             An object with ``mv``, ``rmv`` and ``gram``, or None.
+        """
+        return None
+
+    def curvature_units(self, model):
+        """The units of the residual curvature, or None: a partition of the trained parameters such that every
+        residual is a sum over units of a function of that unit's parameters (plus a constant), so that each ∇²r_j,
+        and with it S = Σ_j r_j ∇²r_j in the flow's Jacobian −2(JᵀJ + S), is block-diagonal over the units.
+        :class:`gflow.flow.SeparableRodas` then solves its stage systems exactly from S's blocks.
+
+        Args:
+            model: The model the loss is evaluated at (only its structure is read).
+
+        Returns:
+            ``model`` with each trained leaf replaced by a numpy array of its shape holding each entry's unit (an
+            integer, as float), or None (the default: no such structure declared).
         """
         return None
 

@@ -257,6 +257,20 @@ class PopulationLoss(AbstractSumOfSquares):
         w = jnp.sqrt(self.weights).reshape((-1,) + (1,) * (self.target.ndim - 1))
         return (w * self.target).reshape(-1)
 
+    def curvature_units(self, model):
+        """The residuals are affine in the impulse response, so they inherit its separability: for diagonal A,
+        h_j = Σ_p C_p a_p^j B_p is a sum over the hidden units p of a function of (a_p, B_p, C_p)
+        ([`LinearRNN.output_units`][gflow.models.LinearRNN.output_units]).
+
+        Args:
+            model: A [`LinearRNN`][gflow.models.LinearRNN].
+
+        Returns:
+            The model's output units (diagonal A), else None.
+        """
+        self._check_model(model)
+        return model.output_units()
+
     def residual_jacobian(self, model):
         """∂r/∂θ in closed form, as a model whose trained leaves carry a leading axis of length m = len(r).
 
