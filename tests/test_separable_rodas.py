@@ -137,7 +137,7 @@ def test_a_batch_agrees_with_its_members():
             assert np.max(np.abs(a - b)) <= 1e-7 * np.max(np.abs(b)), (i, a, b)
 
 
-def test_auto_takes_it_for_separable_flows_up_to_a_size_and_at_tight_rtol():
+def test_auto_takes_it_for_one_separable_flow_within_bounds_and_at_tight_rtol():
     low, high = gflow.flow.SEPARABLE_MIN_PARAMETERS, gflow.flow.SEPARABLE_MAX_PARAMETERS
     pick = gflow.flow.default_solver
     assert pick(1e-8, low, separable=True) == pick(1e-6, high, separable=True) == "rodas5p-separable"
@@ -148,6 +148,8 @@ def test_auto_takes_it_for_separable_flows_up_to_a_size_and_at_tight_rtol():
     wide = LinearRNN(np.linspace(-0.3, 0.3, low), 0.1 * np.ones(low), 0.1 * np.ones(low), structure="diagonal")
     assert gflow.solve_flow(LOSS, wide, 1.0, progress=False).config["solver"] == "rodas5p-separable"
     assert gflow.solve_flow(LOSS, STUDENT, 1.0, progress=False).config["solver"] == "rodas5p-dense"  # 9 parameters
+    batch = gflow.solve_flows([LOSS, LOSS], [wide, wide], 1.0, progress=False)  # a batch keeps ROS34PW2
+    assert batch[0].config["solver"] == "rosenbrock"
 
 
 if __name__ == "__main__":

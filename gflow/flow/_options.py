@@ -56,7 +56,8 @@ DENSE_MAX_PARAMETERS = 31
 AUTO_RODAS_MAX_RTOL = 1e-11
 
 
-# solver="auto" takes Rodas5P with its stages solved exactly by block Woodbury (SeparableRodas) for a loss that declares
+# solver="auto" takes Rodas5P with its stages solved exactly by block Woodbury (SeparableRodas) for one flow (solve_flow;
+# solve_flows does not pass `separable`: see there) whose loss declares
 # block-diagonal residual curvature (a diagonal LinearRNN under PopulationLoss) with SEPARABLE_MIN_PARAMETERS to
 # SEPARABLE_MAX_PARAMETERS parameters, and from the minimum up at rtol ≤ AUTO_RODAS_MAX_RTOL at any size. Measured on
 # Slutzky et al.'s SSM flow, rtol 1e-8 (2-core CPU, warm, one process, ad hoc scripts; bench/run.py --versus has the

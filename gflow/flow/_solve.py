@@ -283,8 +283,9 @@ def solve_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     """
     losses, models0, n = _as_batch(losses, models0)
     thetas, losses0 = validate_batch(losses, models0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1],
-                       separable=has_separable_curvature(take(losses, 0), take(models0, 0)))
+    # solver="auto" keeps a batch off the separable Rodas5P: on the 2-core CPU a lock-step batch of 4 of seed 000's
+    # fig1a flows took 1.23× ROS34PW2's wall with it (one flow alone: 0.64×)
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=thetas.shape[1])
     check_solver_fits(setup, losses)
     check_diagnostics(setup.functions, take(models0, 0), "models0[0]")
     setup = _shown_from_the_start(setup, save_at, losses, models0, batched=True)
@@ -363,8 +364,7 @@ def lower_flows(losses, models0, t1: float, *, rtol: float | None = None, atol: 
     losses, models0 = pad_to(losses, size), pad_to(models0, size)
     thetas = flat_parameters(models0)
     setup = flow_setup(t1, SolveOptions(rtol=rtol, atol=atol, solver=solver, save_at=save_at,
-                                        error_control=error_control), progress=False, n_params=thetas.shape[1],
-                       separable=has_separable_curvature(take(losses, 0), take(models0, 0)))
+                                        error_control=error_control), progress=False, n_params=thetas.shape[1])
     diverge, atols = np.ones((size, 2)) * setup.diverge_factor, _atols(setup, thetas)
     problem = flow_problem(setup, resolves_loss(setup.error_control, take(losses, 0)))  # no stop_loss: watches no L
     with errors_as_nan():

@@ -266,10 +266,11 @@ class PopulationLoss(AbstractSumOfSquares):
             model: A [`LinearRNN`][gflow.models.LinearRNN].
 
         Returns:
-            The model's output units (diagonal A), else None.
+            The model's output units (diagonal A), else None (also for a model that declares none).
         """
         self._check_model(model)
-        return model.output_units()
+        output_units = getattr(model, "output_units", None)
+        return None if output_units is None else output_units()
 
     def residual_jacobian(self, model):
         """∂r/∂θ in closed form, as a model whose trained leaves carry a leading axis of length m = len(r).
