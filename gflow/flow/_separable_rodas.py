@@ -47,25 +47,6 @@ def unit_layout(units: np.ndarray) -> tuple[np.ndarray, int, int]:
     return slot, int(units.max()) + 1, int(slot.max()) + 1
 
 
-def _small_inverse(blocks):
-    """The inverses of a stack of p × p matrices (..., p, p): by the adjugate for p ≤ 3, elementwise over the stack
-    (XLA's CPU inverse calls LAPACK once per matrix: for the 40 3 × 3 blocks of a d = 40 diagonal RNN, vmapped over
-    a batch of 4, that was most of the step), else by LU."""
-    p = blocks.shape[-1]
-    if p == 2:
-        a, b, c, d = blocks[..., 0, 0], blocks[..., 0, 1], blocks[..., 1, 0], blocks[..., 1, 1]
-        adjugate = jnp.stack([jnp.stack([d, -b], -1), jnp.stack([-c, a], -1)], -2)
-        return adjugate / (a * d - b * c)[..., None, None]
-    if p == 3:
-        m = blocks
-        cofactor = lambda i, j: (m[..., (i + 1) % 3, (j + 1) % 3] * m[..., (i + 2) % 3, (j + 2) % 3]  # noqa: E731
-                                 - m[..., (i + 1) % 3, (j + 2) % 3] * m[..., (i + 2) % 3, (j + 1) % 3])
-        adjugate = jnp.stack([jnp.stack([cofactor(j, i) for j in range(3)], -1) for i in range(3)], -2)
-        determinant = sum(m[..., 0, j] * cofactor(0, j) for j in range(3))
-        return adjugate / determinant[..., None, None]
-    return jnp.linalg.inv(blocks)
-
-
 def block_woodbury_solve(jac, columns, c, units: np.ndarray, slots: np.ndarray, n_units: int):
     """b ↦ (M + c JᵀJ)⁻¹ b with M = I + cS block-diagonal (module docstring): the blocks inverted and the m × m
     capacitance matrix I_m + c J M⁻¹ Jᵀ inverted here, once.
@@ -88,13 +69,13 @@ def block_woodbury_solve(jac, columns, c, units: np.ndarray, slots: np.ndarray, 
         def block_inverse(x):
             return diagonal_inverse * x
     else:
-        # (unit, position) ↦ θ's index, n (an appended zero) where a unit has no such position: gathers both ways, no
-        # scatter (XLA's CPU scatter, vmapped over a batch, made a lock-step step of 4 flows 3.7× one flow's)
+        # (unit, position) ↦ θ's index, n (an appended zero) where a unit has no such position: static-index gathers
+        # both ways, no scatter
         index = np.full((n_units, p), units.size)
         index[units, slots] = np.arange(units.size)
         position = units * p + slots
         padded_columns = jnp.concatenate([columns.T, jnp.zeros((1, p), columns.dtype)])  # (n + 1, p)
-        inverses = _small_inverse(jnp.eye(p, dtype=columns.dtype) + c * padded_columns[index])  # (U, p, p)
+        inverses = jnp.linalg.inv(jnp.eye(p, dtype=columns.dtype) + c * padded_columns[index])  # (U, p, p)
 
         def block_inverse(x):
             grid = jnp.concatenate([x, jnp.zeros(1, x.dtype)])[index]  # (U, p)
