@@ -94,6 +94,12 @@ def test_saved_rises_counts_rises_beyond_rounding_and_skips_rows_past_the_end():
     assert int(gflow.flow.saved_rises(term, rising, theta0, 2)) == 1
     equal = falling.at[1].set(falling[0])  # no rise: equal values are within the rounding bound
     assert int(gflow.flow.saved_rises(term, equal, theta0, 2)) == 0
+    # the saved losses come from the same pass: L at every finite row, NaN past the end, whether checked or not
+    for check in (True, False):
+        losses, rises = gflow.flow.saved_losses(term, rising, theta0, 2, check_descent=check)
+        expected = [float(loss(A(row))) if np.all(np.isfinite(row)) else np.nan for row in np.asarray(rising)]
+        np.testing.assert_array_equal(np.asarray(losses), expected)
+        assert int(rises) == (1 if check else 0)
 
 
 class _Out:

@@ -395,6 +395,33 @@ def test_fused_step_error_judges_a_step_as_the_guard_does_apart():
         np.testing.assert_allclose(float(fused[2]), float(apart[2]), rtol=1e-12)
 
 
+@pytest.mark.parametrize("model_seed, scale", [(7, 1e-2), (8, 0.5)])
+def test_rosenbrock_hands_the_guard_the_jacobian_image_of_its_error(model_seed, scale):
+    """ROS34PW2 takes J e from its stages' Woodbury images (J u = z, the m-vector of the solve) instead of a J
+    product; it must equal J e computed from the error it returns, with the J the step holds (J(θ_n)), to rounding
+    relative to the stages (e is a small combination of them)."""
+    import diffrax
+
+    loss = gflow.PopulationLoss(teachers.balanced(key(0), 3), 8)
+    theta0, static, unravel = gflow.flatten(initializers.gaussian(key(model_seed), 4, scale=scale))
+    term = gflow.flow.GradientFlowTerm(loss, static, unravel)
+    solver = gflow.flow.GaussNewtonRosenbrock().with_fused_guard()
+    state = solver.init(term, 0.0, 1.0, theta0, None)
+    for h in (1e-3, 0.1, 1.0):
+        y1, packed, _, _, result = solver.step(term, jnp.float64(0.0), jnp.float64(h), theta0, None, state,
+                                               jnp.array(False))
+        assert result == diffrax.RESULTS.successful
+        n, m = theta0.size, term.residuals(theta0).size
+        assert packed.shape == (n + 2 * m,)
+        error, image = packed[:n], packed[n:n + m]
+        direct = term.residual_jacobian_operator(theta0).mv(error)
+        scale_of_image = float(jnp.max(jnp.abs(term.residual_jacobian_operator(theta0).mv(y1 - theta0))))
+        assert float(jnp.max(jnp.abs(image - direct))) <= 1e-12 * scale_of_image
+        assert float(jnp.max(jnp.abs(direct))) > 1e-9 * scale_of_image  # the error is not trivially zero
+        np.testing.assert_allclose(np.asarray(packed[n + m:]), np.asarray(term.residuals(y1)), rtol=1e-12,
+                                   atol=1e-15)
+
+
 @pytest.mark.slow
 def test_a_flow_whose_dense_output_saves_rise_is_redone_on_steps():
     """With a dense output whose saves rise on the fig3a-type flow (the cubic Hermite interpolant of the engine

@@ -14,6 +14,7 @@ from ._descent import (
     loss_rounding_along as loss_rounding_along,
     pack_step_error as pack_step_error,
     rejected_ascent as rejected_ascent,
+    saved_losses as saved_losses,
     saved_rises as saved_rises,
 )
 from ._gradient_flow_solver import (

@@ -50,12 +50,19 @@ accepted and rejected steps, bit for bit; with the residual control the same ste
 one step more or fewer where L sits at its rounding floor (L ≈ 1e-32). Stock diffrax solvers return e alone, and the
 guard evaluates r(θ_{n+1}) itself, as before.
 
-The fused step launches fewer kernels (R1's step loop: 478 against 533 apart, 444 before the guard; two Krylov loops
-fewer) and is faster where launches dominate: against the engine before the guard, median of interleaved pairs on
-the 2-core CPU, R1 (1 680 parameters) 1.05–1.08× fused against 1.25× apart, R2 (2 600) 1.09× against 1.53×. On R3
-(40 400 parameters, a step moves megabytes) it was slower in three runs of four (1.43× against 1.18×), for a
-reason not found (the same static work: 479 kernels against 533, flops and bytes within 1 %). So the fusion applies
-to flows of at most ``FUSED_GUARD_MAX_PARAMETERS`` parameters (ours, between the two sizes measured).
+Where J e comes from: ROS34PW2 (:class:`gflow.flow.GaussNewtonRosenbrock` with its Woodbury solve) gets it without
+touching J. Each stage solves (I + c JᵀJ) u = b as u = b − c Jᵀ z, z = (I + c JJᵀ)⁻¹ J b, and then J u = J b − c JJᵀ z
+= z: the solve's own m-vector. The error e is a fixed combination of the stages, so J e is the same combination of
+their z (m-vectors; exact in exact arithmetic, and with the J the step holds; after the projection of an
+indefinite I + cG, :meth:`_WoodburySolve.build`, the identity fails and J is applied). The Rodas solvers and ROS34PW2
+with conjugate gradients apply J to e (a J product). Measured on R3 (40 400 parameters, to t1 = 3, 1 416 steps, 200 saves; 5 alternating
+rounds in one process on the 2-core CPU, an ad hoc script): the guard cost 1.21× the engine before it while its J e
+was a forward-mode pass at θ_{n+1} (as expensive there as a gradient), 1.03× with the stages' images, and 1.02×
+with the θ-only control (no J e at all). Hence ``FUSED_GUARD_MAX_PARAMETERS`` (ours) limits the fusion only where
+J e costs a J product: fused, R1's step loop launched fewer kernels (478 against 533 apart, 444 before the guard)
+and cost 1.05–1.08× the engine before against 1.25× apart, R2 (2 600 parameters) 1.09× against 1.53×; on R3 the
+fused step with ``jac.mv`` was slower than apart in three runs of four (1.43× against 1.18×), for a reason not
+found.
 
 **Rounding bound ε(θ).** ρ_i = ``ROUNDING_DEPTH`` · u · s_i bounds |fl(r_i) − r_i|, u the unit roundoff, s_i the
 magnitude of the numbers that cancel in r_i: |r_i| + 2|label_i| for a loss that declares its labels
@@ -87,8 +94,8 @@ import optimistix as optx
 _U = float(jnp.finfo(jnp.float64).eps) / 2  # unit roundoff of float64
 _ULPS_OF_T = 64  # a step this many float64 spacings of t long or shorter is at the resolution of the time variable
 ROUNDING_DEPTH = 64.0  # ρ = ROUNDING_DEPTH · u · s bounds the rounding of a residual (module docstring)
-# the fused guard's reach (module docstring, "The guard fused into gflow's solvers"): measured ahead at 1 680 and
-# 2 600 parameters, behind at 40 400
+# the fused guard's reach where its J e costs a J product (the Rodas solvers; module docstring, "The guard fused into
+# gflow's solvers"): measured ahead at 1 680 and 2 600 parameters, behind at 40 400
 FUSED_GUARD_MAX_PARAMETERS = 10_000
 LOSS_RTOL_POWER = 0.5  # the residual-space control resolves L to rtol ** LOSS_RTOL_POWER per step (module docstring)
 
@@ -274,20 +281,43 @@ def saved_rises(term, ys, theta_reference, batch_size: int) -> jax.Array:
     Returns:
         The count (an integer array).
     """
+    return saved_losses(term, ys, theta_reference, batch_size, check_descent=True)[1]
+
+
+def saved_losses(term, ys, theta_reference, batch_size: int, check_descent: bool):
+    """(L at every saved row, NaN where the row is not finite; with ``check_descent`` the count of
+    :func:`saved_rises`, else 0), from one pass through the residuals of each row: the saved losses and the descent
+    check of dense-output saves share it (on R2, 200 saves, evaluating them apart cost a sixth of the solve).
+
+    Args:
+        term: The flow's term.
+        ys: (S, n) the saved rows.
+        theta_reference: The flow's θ0 (sizes the rounding bound of a loss without labels).
+        batch_size: Rows evaluated at a time.
+        check_descent: Count the rises (dense-output saves) or not (saves on steps: step ends the guard accepted).
+
+    Returns:
+        (losses (S,), rises).
+    """
+    if not check_descent:
+        losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
+                             batch_size=batch_size)
+        return losses, jnp.array(0)
     reference = _reference(term, theta_reference)
 
     def one(y):
-        finite = jnp.all(jnp.isfinite(y))
-        value, rounding, _ = _loss_and_rounding(term, jnp.where(finite, y, 0.0), reference)
-        return finite & jnp.isfinite(value), value, rounding
+        finite_y = jnp.all(jnp.isfinite(y))
+        value, rounding, _ = _loss_and_rounding(term, jnp.where(finite_y, y, 0.0), reference)
+        return finite_y, value, rounding
 
-    finite, values, rounding = jax.lax.map(one, ys, batch_size=batch_size)
+    finite_y, values, rounding = jax.lax.map(one, ys, batch_size=batch_size)
+    finite = finite_y & jnp.isfinite(values)
     index = jnp.arange(ys.shape[0])
     last = jax.lax.cummax(jnp.where(finite, index, -1))  # the last finite row at or before each row
     before = jnp.concatenate([jnp.array([-1]), last[:-1]])
     j = jnp.maximum(before, 0)
     rise = finite & (before >= 0) & (values > values[j] + rounding + rounding[j])
-    return jnp.sum(rise)
+    return jnp.where(finite_y, values, jnp.nan), jnp.sum(rise)
 
 
 def rejected_ascent(controller_state) -> jax.Array:

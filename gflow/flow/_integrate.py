@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec
 from .._compilation_cache import exported_call
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import BATCH_AXIS
-from ._descent import rejected_ascent, saved_rises
+from ._descent import rejected_ascent, saved_losses
 from ._gradient_flow_solver import counts_hessian_vector_products, hessian_vector_products
 from ._problem import BATCH_SAVES_PER_STEP, FlowProblem, IntegratorOutput, with_saves_checked
 from ._step_control import guarded_controller, solver_for_rtol
@@ -72,8 +72,9 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
     ys = jnp.where((sol.ts == problem.t0)[:, None], theta0[None, :], sol.ys)
     # a few saved states at a time: a nonlinear loss on a large sample, vmapped over every saved time, would hold
     # all their hidden states at once (R5: 26 GB)
-    losses = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
-                         batch_size=ROWS_PER_BATCH)
+    # only dense-output saves are descent-checked (with_saves_checked): saves on steps are step ends the guard accepted
+    losses, rises = saved_losses(term, ys, theta0 if theta_reference is None else theta_reference, ROWS_PER_BATCH,
+                                 check_descent=not problem.save_on_steps)
     return IntegratorOutput(
         ts=sol.ts, ys=ys, losses=losses, hit_max_steps=sol.result == diffrax.RESULTS.max_steps_reached,
         succeeded=(sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred),
@@ -81,9 +82,7 @@ def integrate_one(problem: FlowProblem, loss, model0, atol, diverge, meter,
         rejected=sol.stats["num_rejected_steps"],
         hessian_vector_products=hessian_vector_products(solver, sol.solver_state),
         underflow=sol.result == diffrax.RESULTS.dt_min_reached, rejected_ascent=rejected_ascent(sol.controller_state),
-        # only dense-output saves are checked (with_saves_checked): saves on steps are step ends the guard accepted
-        saved_rises=jnp.array(0) if problem.save_on_steps else saved_rises(
-            term, ys, theta0 if theta_reference is None else theta_reference, ROWS_PER_BATCH))
+        saved_rises=rises)
 
 
 @contextlib.contextmanager

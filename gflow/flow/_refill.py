@@ -56,7 +56,7 @@ from diffrax._term import WrapTerm
 from .._checks import GflowInputError
 from ..models._flatten import flatten, ROWS_PER_BATCH
 from ..stacking import bucket_size, take
-from ._descent import rejected_ascent, saved_rises
+from ._descent import rejected_ascent, saved_losses
 from ._gradient_flow_solver import hessian_vector_products
 from ._options import FlowSetup
 from ._problem import BATCH_SAVES_PER_STEP, FlowProblem, IntegratorOutput
@@ -420,8 +420,8 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
     def one(loss, static, theta0, ts, ys, fin):
         term = GradientFlowTerm(loss, static, spec.unravel)
         ys = jnp.where((ts == t0)[:, None], theta0[None, :], ys)
-        values = jax.lax.map(lambda y: jnp.where(jnp.all(jnp.isfinite(y)), term.loss_value(y), jnp.nan), ys,
-                             batch_size=ROWS_PER_BATCH)
+        # only dense-output saves are descent-checked: saves on steps are step ends the guard accepted
+        values, rises = saved_losses(term, ys, theta0, ROWS_PER_BATCH, check_descent=not spec.problem.save_on_steps)
         return IntegratorOutput(
             ts=ts, ys=ys, losses=values, hit_max_steps=fin.result == diffrax.RESULTS.max_steps_reached._value,
             succeeded=(fin.result == diffrax.RESULTS.successful._value) | (
@@ -429,8 +429,7 @@ def _outputs(spec: _Spec, flows: _Flows, loop: _Loop, t0) -> IntegratorOutput:
             steps=fin.steps, accepted=fin.accepted, rejected=fin.rejected,
             hessian_vector_products=fin.hessian_vector_products,
             underflow=fin.result == diffrax.RESULTS.dt_min_reached._value, rejected_ascent=fin.rejected_ascent,
-            # only dense-output saves are checked: saves on steps are step ends the guard accepted
-            saved_rises=jnp.array(0) if spec.problem.save_on_steps else saved_rises(term, ys, theta0, ROWS_PER_BATCH))
+            saved_rises=rises)
 
     return eqx.filter_vmap(one)(flows.losses, flows.statics, flows.thetas, loop.ts, loop.ys, loop.final)
 

@@ -118,6 +118,7 @@ class _WoodburySolve(eqx.Module):
     jac: eqx.Module
     chol: jax.Array
     c: jax.Array
+    projected: jax.Array | bool = False  # I + cG was replaced by its positive semidefinite projection (build)
 
     @classmethod
     def build(cls, jac, gram, c):
@@ -131,11 +132,16 @@ class _WoodburySolve(eqx.Module):
         chol = jnp.linalg.cholesky(eye + c * gram)
         failed = eqxi.nonbatchable(eqxi.unvmap_any(~jnp.all(jnp.isfinite(chol))))
         chol = jax.lax.cond(failed, lambda: jnp.linalg.cholesky(eye + c * _positive_part(gram)), lambda: chol)
-        return cls(jac, chol, c)
+        return cls(jac, chol, c, failed)
 
     def __call__(self, b):
+        return self.solve_with_image(b)[0]
+
+    def solve_with_image(self, b):
+        """(x, J x): J x comes free, since J x = J b − c JJᵀ z = z for z = (I + c JJᵀ)⁻¹ J b (not after the
+        projection in :meth:`build`: there use ``jac.mv``)."""
         z = jsl.cho_solve((self.chol, True), self.jac.mv(b))
-        return b - self.c * self.jac.rmv(z)
+        return b - self.c * self.jac.rmv(z), z
 
 
 def _positive_part(gram):
@@ -290,11 +296,23 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
             refresh = eqxi.nonbatchable(eqxi.unvmap_any(age >= self._refresh_every(flow, y0))) | jumped
             jac, gram = jax.lax.cond(refresh, lambda: self._jacobian(flow, y0), lambda: (jac, gram))
             age = jnp.where(refresh, 1, age + 1)
-            solve = _WoodburySolve.build(jac, gram, 2.0 * h * gamma)
-            jacobian_mv = jac.mv
+            woodbury = _WoodburySolve.build(jac, gram, 2.0 * h * gamma)
+            images = []  # J u_i of each stage, the Woodbury solve's by-product
+
+            def solve(rhs):
+                u, image = woodbury.solve_with_image(rhs)
+                images.append(image)
+                return u
+
+            def jacobian_error(error):  # J e as the same combination of the stages' images: no J product
+                combined = sum((m_sol[i] - m_err[i]) * z for i, z in enumerate(images))
+                return jax.lax.cond(woodbury.projected, lambda: jac.mv(error), lambda: combined)
+
+            free_jacobian_error = True
         else:
-            solve, jacobian_mv = _conjugate_gradient_solve(flow.residuals, y0, 2.0 * h * gamma, self.cg_rtol,
-                                                           self.cg_max_steps)
+            solve, jacobian_error = _conjugate_gradient_solve(flow.residuals, y0, 2.0 * h * gamma, self.cg_rtol,
+                                                              self.cg_max_steps)
+            free_jacobian_error = False
 
         stages = []
         for i in range(len(m_sol)):
@@ -311,7 +329,7 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
 
         y1 = y0 + sum(m_sol[i] * u for i, u in enumerate(stages))
         y_error = sum((m_sol[i] - m_err[i]) * u for i, u in enumerate(stages))
-        f1, y_error = self._end_of_step(flow, terms, t1, y1, args, y_error, jacobian_mv)
+        f1, y_error = self._end_of_step(flow, terms, t1, y1, args, y_error, jacobian_error, free_jacobian_error)
         weights = self.tableau.dense_weights()
         q = jnp.stack([sum(float(w[j]) * u for j, u in enumerate(stages) if w[j] != 0.0) for w in weights])
         return y1, y_error, dict(y0=y0, y1=y1, q=q), (f1, jac, gram, age), diffrax.RESULTS.successful
@@ -320,13 +338,14 @@ class GaussNewtonRosenbrock(AbstractGradientFlowSolver):
         """This solver with ``fuse_guard`` set (what gflow's solves run: their controller is the descent guard)."""
         return self if self.fuse_guard else dataclasses.replace(self, fuse_guard=True)
 
-    def _end_of_step(self, flow, terms, t1, y1, args, y_error, jacobian_mv):
+    def _end_of_step(self, flow, terms, t1, y1, args, y_error, jacobian_mv, free_jacobian_error=False):
         """(f(y1), the step's error): the error e alone, or where the guard is fused in (``fuse_guard`` and a term
         whose field and residuals come from one pass), e packed with J e and r(y1) (:func:`pack_step_error`), r(y1)
-        from the pass that computes f(y1) and J e from the J the step holds (``jacobian_mv``); fused only up to
-        ``FUSED_GUARD_MAX_PARAMETERS`` parameters (:class:`gflow.flow.DescentController`'s module, "The guard fused
-        into gflow's solvers")."""
-        if not (self.fuse_guard and flow.fuses_guard and y1.size <= FUSED_GUARD_MAX_PARAMETERS):
+        from the pass that computes f(y1) and J e from the J the step holds (``jacobian_mv``). Where J e costs a J
+        product, fused only up to ``FUSED_GUARD_MAX_PARAMETERS`` parameters (:class:`gflow.flow.DescentController`'s
+        module, "The guard fused into gflow's solvers"); ``free_jacobian_error``: J e comes from the stages'
+        Woodbury images (ROS34PW2), fused at every size."""
+        if not (self.fuse_guard and flow.fuses_guard and (free_jacobian_error or y1.size <= FUSED_GUARD_MAX_PARAMETERS)):
             return terms.vf(t1, y1, args), y_error
         residuals1, f1 = flow.residuals_and_vf(y1)
         return f1, pack_step_error(y_error, jacobian_mv(y_error), residuals1)

@@ -45,7 +45,14 @@ from ..stacking import (
 )
 from ._assembly import build_flow_batch
 from ._integrate import errors_as_nan, integrate, integrate_batch, integrate_batch_jit
-from ._options import check_solver_fits, flow_setup, FlowSetup, has_separable_curvature, SolveOptions
+from ._options import (
+    check_solver_fits,
+    flow_setup,
+    FlowSetup,
+    has_separable_curvature,
+    SEPARABLE_MIN_PARAMETERS,
+    SolveOptions,
+)
 from ._problem import f64, flow_problem, FlowProblem, with_batch_saves_checked
 from ._progress import LogTimeProgressMeter, with_elapsed_lines
 from ._refill import integrate_refilling, progress_printer
@@ -162,8 +169,10 @@ def solve_flow(loss, model0, t1: float, *, rtol: float | None = None, atol: floa
             fails on the start.
     """
     theta0, loss0 = check_model_and_loss(loss, model0)
-    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0),
-                       separable=has_separable_curvature(loss, model0))
+    # asked only where solver="auto" could take the separable solver (it costs ~0.5 ms of a short call)
+    separable = (isinstance(solver, str) and solver == "auto" and np.size(theta0) >= SEPARABLE_MIN_PARAMETERS
+                 and has_separable_curvature(loss, model0))
+    setup = flow_setup(t1, SolveOptions.of(locals()), progress, n_params=np.size(theta0), separable=separable)
     check_solver_fits(setup, loss)
     check_diagnostics(setup.functions, model0)
     setup = _shown_from_the_start(setup, save_at, loss, model0)

@@ -21,7 +21,8 @@ DEFAULT_RTOL = 1e-8
 RTOL_RANGE = (1e-14, 0.1)
 ERROR_CONTROLS = ("auto", "loss", "parameters")
 # Whether solves fuse the descent guard's evaluation at the step's end into gflow's solvers (GaussNewtonRosenbrock.
-# with_fused_guard), for flows of at most FUSED_GUARD_MAX_PARAMETERS parameters (gflow.flow._descent says why).
+# with_fused_guard): ROS34PW2 at every size, the Rodas solvers for flows of at most FUSED_GUARD_MAX_PARAMETERS
+# parameters (gflow.flow._descent says why).
 FUSE_GUARD = True
 
 
