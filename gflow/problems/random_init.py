@@ -279,14 +279,21 @@ def seed_batch(m: int, seeds: int) -> int:
     return max(1, min(seeds, 2**24 // (m * m)))
 
 
-def seed_keys(seeds: int, stream: int):
-    """One key per seed for the random stream ``stream`` (the same seeds in every part)."""
-    return jax.vmap(lambda s: jax.random.fold_in(jax.random.key(stream), s))(jnp.arange(seeds))
+def seed_keys(seeds, stream: int):
+    """One key per seed for the random stream ``stream`` (the same seeds in every part): seed s folds s into the
+    stream's key. ``seeds``: a count n (seeds 0 … n − 1) or the seeds themselves (a study's seed block)."""
+    seeds = np.arange(seeds) if np.ndim(seeds) == 0 else np.asarray(seeds)
+    return jax.vmap(lambda s: jax.random.fold_in(jax.random.key(stream), s))(jnp.asarray(seeds))
+
+
+def _seeds(args):
+    """The run's seeds: its seed block's (``args.block_seeds``) where the study has blocks, else 0 … seeds − 1."""
+    return getattr(args, "block_seeds", None) or args.seeds
 
 
 def run_widths(args):
     """Parts A, B and D (but P7): per width, every per-seed quantity (numpy arrays with a leading seed axis)."""
-    keys = seed_keys(args.seeds, 2)
+    keys = seed_keys(_seeds(args), 2)
     per_width = {}
     for m in args.widths:
         started = time.perf_counter()
@@ -316,7 +323,7 @@ def run_products(args):
         return product_norms(W, patterns_of(model, x), gaps), jnp.linalg.svd(W, compute_uv=False)[0]
 
     started = time.perf_counter()
-    norms, w_norm = jax.lax.map(jax.jit(one_seed), seed_keys(args.seeds, 7), batch_size=seed_batch(m, args.seeds))
+    norms, w_norm = jax.lax.map(jax.jit(one_seed), seed_keys(_seeds(args), 7), batch_size=seed_batch(m, args.seeds))
     norms, w_norm = np.asarray(norms), np.asarray(w_norm)
     print(f"  products m = {m}, L = {L}: median ‖D W ⋯ D W‖₂ {np.median(norms[:, 0]):.3g} (gap 1) … "
           f"{np.median(norms[:, -1]):.3g} (gap {gaps[-1]}), ‖W‖₂ {np.median(w_norm):.3g} "
@@ -398,7 +405,7 @@ def run_ntk(args):
     started = time.perf_counter()
     kappa, se = limit_kernel(args, X)
     print(f"  κ_t reference from {args.ntk_reference} neurons ({time.perf_counter() - started:.1f} s)", flush=True)
-    keys = seed_keys(args.seeds, 4)
+    keys = seed_keys(_seeds(args), 4)
     norm = np.linalg.norm(kappa)
     dev = {}
     for m in args.ntk_widths:
