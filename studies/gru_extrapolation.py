@@ -214,6 +214,9 @@ def parse_args(argv=None):
         p.error(f"--seeds-block {CONFIRMATORY} is part B's block: give it with --parts B")
     p.require_positive(args, "seeds1")
     args.seed_list1 = B_BLOCKS.seeds(args.seeds_block, args.seeds1)
+    args.parts = sorted(set(args.parts))
+    # a run of one part records validation/results/gru_extrapolation[.<block>].part-<A|B>.json, beside the other's
+    args.record_part = None if args.parts == ["A", "B"] else args.parts[0]
     return args
 
 

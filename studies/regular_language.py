@@ -12,7 +12,10 @@ grammars and an RMSProp-type optimizer; no sizes, languages, seed counts or numb
   class-stratified sample of D drawn with replacement. Test accuracy then estimates the population accuracy under D,
   the quantity Thm 3.1 bounds. A test string may be a training string (D_{L1} has only L members, all almost surely
   in the training set; in the quick run 63 % of D_{L1}'s test strings, 10-12 % of the others'); accuracy on the test
-  strings that are not training strings is reported beside (``test_unseen``);
+  strings that are not training strings is reported beside (``test_unseen``). So D_{L1}'s accuracy check measures
+  the population accuracy under D that Thm 3.1 bounds, which a lookup table of the training strings would reach
+  too: it cannot tell learning D_{L1} from memorizing its L members (substring and PARITY, whose members are
+  mostly unseen, can); whether the network generalizes to members it never saw is the out-of-distribution variant;
 - out-of-distribution variant, reported beside and never deciding: D_{L1} with the split of commit 1056b11
   (gflow.problems.regular_language.held_out_split: no test string is a training string, so 3 of the 10 members,
   their 1 at positions never seen in training, are the test members), at the smallest and largest widths

@@ -52,7 +52,9 @@ of the full panels on this 2-core CPU: fig1b costs ≈ 0.024 s per Adam step at 
 3 seeds × 16 k), ≈ 0.1 s at d = 100 and ≈ 0.3–0.4 s at d = 200, i.e. ≈ 20 min, 1.4 h and 4–6 h for 50K steps (less
 where every member of a batch stops early; App. C.1: "most experiments required less than 10K steps"); fig4 (672
 members, d = 40) ≈ 0.05–0.08 s per step, ≈ 1 h; fig3a, fig3b ≈ 15–20 min each; fig1a and fig5 (diagonal students,
-15K steps) a few minutes. In all ≈ 7–9 h, or ≈ 3 h with ``--sizes-1b 50 100`` (d = 200 is the GPU's part).
+15K steps) a few minutes. In all ≈ 7–9 h, so the full run is made in three parts, each recorded on its own
+(``--part``, PARTS): ``main`` (every panel, Fig. 1b at d = 50 only: ≈ 2–3 h), ``fig1b-d100`` (≈ 1.4 h) and
+``fig1b-d200`` (≈ 4–6 h: the GPU's part).
 
 Example:  python studies/reproduce_000.py --quick --out out/reproduce_000
 """
@@ -70,6 +72,13 @@ from gflow.study import check, k_of_n, NegativeControl, QuickFull, run_study, sa
 SOURCE = "seed 000 (Cohen-Karlik et al., ICLR 2023)"
 STUDY = "reproduce_000"
 PANELS = ("fig1a", "fig1b", "fig3a", "fig3b", "fig4", "fig5", "fig6")
+# The parts of the full run (--part), each recorded on its own (validation/results/reproduce_000.part-<part>.json):
+# every registered check is made in exactly one part (Fig. 1b's knees are per size; Fig. 6 reads the d = 50 students).
+PARTS = {
+    "main": {"panels": ("fig1a", "fig1b", "fig3a", "fig3b", "fig4", "fig5", "fig6"), "sizes_1b": (50,)},
+    "fig1b-d100": {"panels": ("fig1b",), "sizes_1b": (100,)},
+    "fig1b-d200": {"panels": ("fig1b",), "sizes_1b": (200,)},
+}
 READINGS = {"random": "iid", "grid": "grid"}  # placement → the reading's name in the checks
 READING_WORDS = {"iid": "C.2.1 read as i.i.d. draws", "grid": "C.2.1 read as an evenly spaced grid"}
 
@@ -110,6 +119,11 @@ def parse_args(argv=None):
                      "small students, few k, 1–2 seeds, 1500 steps (a smoke run of every panel: under 3 minutes)")
     p.add_argument("--panels", nargs="+", choices=PANELS, default=list(PANELS),
                    help="panels to run (fig5 trains its own k = 10, 20 students; fig6 needs fig1b)")
+    p.add_argument("--part", choices=list(PARTS), default=None,
+                   help="run one part of the full study and record it as <study>.part-<part>.json beside the others "
+                        "(the full run takes ≈ 7–9 h on 2 CPU cores): " + "; ".join(
+                            f"{name}: {', '.join(spec['panels'])} with Fig. 1b at d = "
+                            f"{', '.join(map(str, spec['sizes_1b']))}" for name, spec in PARTS.items()))
     p.add_argument("--seeds", type=int, default=QuickFull(rp.SEEDS, quick=2),
                    help="seeds per panel (the paper's 3 in Figs. 1, 3); seeds 0, 1, …")
     p.add_argument("--fig5-seeds", type=int, default=QuickFull(20, quick=2),
@@ -151,6 +165,18 @@ def parse_args(argv=None):
                    help="Fig. 4's initial learning rates η_0 of MultiStepLR (ours; the first decides)")
     p.add_argument("--horizon", type=int, default=rp.HORIZON, help="evaluation horizon H (ours): the tail is [k, H)")
     args = p.parse_args(argv)
+    if args.part is not None:
+        if args.quick:
+            p.error("--part is a part of the full run; --quick runs every panel small")
+        spec = PARTS[args.part]
+        if args.panels != list(PANELS) or args.sizes_1b != [50, 100, 200]:
+            p.error("--part sets the panels and Fig. 1b's sizes itself; leave --panels and --sizes-1b out")
+        args.panels, args.sizes_1b = list(spec["panels"]), list(spec["sizes_1b"])
+    elif not args.quick and args.record and (set(args.panels) != set(PANELS) or args.sizes_1b != [50, 100, 200]
+                                             or args.sizes_1a != [40, 100, 200]):
+        p.error("a full run of some panels or sizes would overwrite the whole study's record: run one of the parts "
+                f"(--part {{{','.join(PARTS)}}}), or add --record '' to record nothing")
+    args.record_part = args.part
     p.require_positive(args, "seeds", "fig5_seeds", "sizes_1a", "sizes_1b", "ks_1a", "ks_1b", "ks_4",
                        "lr_population", "steps_population", "max_steps", "lr_empirical", "stop_loss",
                        "stop_loss_beside", "init_1a", "init_general", "init_3a", "fig4_scales", "fig4_lr")

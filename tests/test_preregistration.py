@@ -19,11 +19,10 @@ from gflow.study import (  # noqa: I001
     over_seeds,
     preregistration_problems,
     read_registry,
-    record_name,
     recorded_seeds,
     REGISTERED,
     registered_check,
-    result_block,
+    result_file_name,
     study_code_hash,
 )
 
@@ -244,7 +243,7 @@ def test_a_full_run_warns_when_a_deciding_check_is_not_as_registered(tmp_path, c
 
 
 def _record_file(r):
-    return record_name(r["study"], result_block(r))
+    return result_file_name(r)
 
 
 @pytest.mark.parametrize("name", sorted(_record_file(r) for r in load_results(validation.RESULTS)))

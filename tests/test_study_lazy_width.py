@@ -68,7 +68,7 @@ def test_time_is_rescaled_by_width_only_in_the_standard_parameterization():
     (["--eta", "1", "--tau", "0.5"], "at least one GD step"),
     (["--seeds", "0"], "seeds"),
     (["--n-test", "0"], "n-test"),
-    (["--seeds-block", "confirmatory", "--seeds", "11"], "--seeds must be at most 10"),
+    (["--seeds-block", "confirmatory", "--seeds", "31"], "--seeds must be at most 30"),
 ])
 def test_bad_input(extra, match, capsys):
     with pytest.raises(SystemExit):

@@ -19,8 +19,10 @@ from gflow.study import (  # noqa: I001
     PREDICTIONS,
     record_block,
     record_name,
+    record_part,
     record_result,
     result_block,
+    result_file_name,
     SCALING_NOTES,
     seeds_needed,
     study_code_hash,
@@ -419,7 +421,7 @@ def test_committed_validation_md_is_what_the_committed_results_give():
     assert not missing, f"FAIL/inconclusive predictions without an explanation: {missing}"
     assert "**not checked**" not in text
     for r in results:  # small files, no trajectories
-        name = record_name(r["study"], result_block(r))
+        name = result_file_name(r)
         assert os.path.getsize(os.path.join(validation.RESULTS, name)) < 400_000
         assert all(c["kind"] in ("prediction", "sanity") for c in r["checks"]), r["study"]
         json.dumps(r)
@@ -479,6 +481,33 @@ def test_a_run_on_another_seed_block_records_its_own_file(tmp_path):
     # a block file that does not say its block (written by hand) gets it from its name
     (tmp_path / "balance_limit.confirmatory.json").write_text(json.dumps(_result("balance_limit", [])))
     assert [result_block(r) for r in load_results(str(tmp_path))] == ["confirmatory", None, "confirmatory"]
+
+
+def test_the_parts_of_a_study_record_side_by_side(tmp_path):
+    """A study run in parts (config ``record_part``) records ``<study>.part-<part>.json`` per part, with its block
+    before the part: parts run on different days neither overwrite one another nor the whole study's record, and each
+    loads back with its part and its own file name."""
+    entry = [check("a", "b", 1.0, 2.0, True, kind="sanity")]
+    runs = [("main", None), ("fig1b-d100", None), (None, None), ("main", "confirmatory")]
+    paths = []
+    for part, block in runs:
+        summary = _block_summary("reproduce_000", entry, block)
+        if part is not None:
+            summary["config"]["record_part"] = part
+        paths.append(record_result(str(tmp_path), summary, validation.STUDIES))
+    assert [os.path.basename(p) for p in paths] == ["reproduce_000.part-main.json", "reproduce_000.part-fig1b-d100.json",
+                                                     "reproduce_000.json", "reproduce_000.confirmatory.part-main.json"]
+    loaded = load_results(str(tmp_path))
+    assert [(r.get("record_part"), result_block(r)) for r in loaded] == [
+        (None, None), ("fig1b-d100", None), ("main", None), ("main", "confirmatory")]
+    assert sorted(result_file_name(r) for r in loaded) == sorted(os.path.basename(p) for p in paths)
+    assert record_part({}) is None and record_part({"record_part": "fig1b-d200"}) == "fig1b-d200"
+    with pytest.raises(ValueError, match="record_part"):
+        record_part({"record_part": "a/b"})
+    # a part file that does not say its part (written by hand) gets it from its name, not a seed block
+    (tmp_path / "lazy_width.part-x.json").write_text(json.dumps(_result("lazy_width", [])))
+    (hand,) = [r for r in load_results(str(tmp_path)) if r["study"] == "lazy_width"]
+    assert hand["record_part"] == "x" and result_block(hand) is None
 
 
 def _two_blocks(exploratory_hash=None, confirmatory_hash=None):

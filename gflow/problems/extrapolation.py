@@ -45,7 +45,7 @@ from gflow import analysis as an, initializers, teachers
 
 TEACHERS = ("balanced", "delay", "random_unbalanced")
 STUDENTS = ("diagonal_balanced", "general")
-DECADES = np.arange(0, 17)  # the record keeps the impulse response where L first reaches 10^-m, m = 0 .. 16
+DECADES = np.arange(0, 21)  # the record keeps the impulse response where L first reaches 10^-m, m = 0 .. 20
 NOISE_FLOOR = 1e-14
 RATIO_FLOOR = 1e-16  # a per-seed ratio divides by max(denominator, this): relative errors below it are rounding
 PLACEMENTS = ("random", "grid")  # the two readings of App. C.2.1's "distribute uniformly": i.i.d. draws, a grid

@@ -36,8 +36,10 @@ from ._record import (
     load_results as load_results,
     record_block as record_block,
     record_name as record_name,
+    record_part as record_part,
     record_result as record_result,
     result_block as result_block,
+    result_file_name as result_file_name,
     study_code_hash as study_code_hash,
 )
 from ._registry import (

@@ -11,6 +11,10 @@ Seed blocks. A study whose checks were written after it had been run declares a 
 ``seeds_block``. A run on the exploratory block (or of a study without blocks) records ``<study>.json``; a run on any
 other block records ``<study>.<block>.json`` beside it (e.g. ``balance_limit.confirmatory.json``), so that a
 confirmatory run never overwrites the exploratory record it is shown beside (:func:`record_name`).
+
+Parts. A study too long for one sitting runs in parts, each a full run of some of its panels whose configuration
+names the part as ``record_part``; each part records ``<study>.part-<part>.json`` (``<study>.<block>.part-<part>.json``
+on another block), so that the parts, run on different days, stand side by side and none overwrites another.
 """
 
 from __future__ import annotations
@@ -30,6 +34,16 @@ EXPLORATORY_BLOCK = "exploratory"
 """The seed block a study was first run on; its record is ``<study>.json``."""
 
 
+PART_PREFIX = "part-"
+"""What precedes a part's name in its record's file name."""
+
+
+def _file_name_piece(what: str, value) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", value):
+        raise ValueError(f"{what} must be a name of letters, digits, '_' and '-', got {value!r}")
+    return value
+
+
 def record_block(config: dict) -> str | None:
     """The seed block a run's record belongs to.
 
@@ -46,22 +60,43 @@ def record_block(config: dict) -> str | None:
     block = (config or {}).get("seeds_block")
     if block is None or block == EXPLORATORY_BLOCK:
         return None
-    if not isinstance(block, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", block):
-        raise ValueError(f"seeds_block must be a name of letters, digits, '_' and '-', got {block!r}")
-    return block
+    return _file_name_piece("seeds_block", block)
 
 
-def record_name(study: str, block: str | None = None) -> str:
+def record_part(config: dict) -> str | None:
+    """The part of a study a run's record holds.
+
+    Args:
+        config: the run's configuration (its ``record_part``, where the study runs in parts).
+
+    Returns:
+        ``config["record_part"]``, or None for a run of the whole study.
+
+    Raises:
+        ValueError: for a part name that cannot be part of a file name (letters, digits, ``_`` and ``-`` only).
+    """
+    part = (config or {}).get("record_part")
+    return None if part is None else _file_name_piece("record_part", part)
+
+
+def record_name(study: str, block: str | None = None, part: str | None = None) -> str:
     """The file name of a study's record.
 
     Args:
         study: the study's name.
         block: its seed block (:func:`record_block`; None: the exploratory block).
+        part: the part of the study it holds (:func:`record_part`; None: the whole study).
 
     Returns:
-        ``"<study>.json"``, or ``"<study>.<block>.json"`` for another block.
+        ``"<study>.json"``; ``"<study>.<block>.json"`` for another block; ``.part-<part>`` before ``.json`` for a part.
     """
-    return f"{study}.json" if block is None else f"{study}.{block}.json"
+    stem = study if block is None else f"{study}.{block}"
+    return f"{stem}.json" if part is None else f"{stem}.{PART_PREFIX}{part}.json"
+
+
+def result_file_name(result: dict) -> str:
+    """The file name a recorded result lives in (:func:`record_name` of its study, seed block and part)."""
+    return record_name(result["study"], result_block(result), result.get("record_part"))
 
 
 def result_block(result: dict) -> str | None:
@@ -146,7 +181,8 @@ def _local_imports(script: str, studies_dir: str) -> list[str]:
 
 def record_result(folder: str, summary: dict, studies_dir: str | None = None) -> str:
     """Write ``folder/<study>.json``, or ``folder/<study>.<block>.json`` for a run on a seed block other than the
-    exploratory one (:func:`record_name`), from a full run's summary (atomically).
+    exploratory one, ``.part-<part>`` before ``.json`` for a part (:func:`record_name`), from a full run's summary
+    (atomically).
 
     Args:
         folder: the results folder (validation/results).
@@ -162,15 +198,17 @@ def record_result(folder: str, summary: dict, studies_dir: str | None = None) ->
     studies_dir = studies_dir or _running_studies_dir() or os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(folder))), "studies")
     config = {k: v for k, v in summary["config"].items() if k not in ("out", "record")}
-    block = record_block(config)
+    block, part = record_block(config), record_part(config)
     result = {"study": study, "recorded": time.strftime("%Y-%m-%d"),
               "code_hash": _code_at_start.get(study) or study_code_hash(study, studies_dir),
               "wall_time_s": round(float(summary["wall_time_s"]), 1), "config": config,
               "provenance": summary["provenance"], "checks": summary["checks"]}
     if "seeds_block" in config:
         result["seeds_block"] = config["seeds_block"]
+    if part is not None:
+        result["record_part"] = part
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, record_name(study, block))
+    path = os.path.join(folder, record_name(study, block, part))
     write_json_atomic(path, result, indent=1, ensure_ascii=False, final_newline=True)
     return path
 
@@ -182,9 +220,9 @@ def load_results(folder: str) -> list[dict]:
         folder: the results folder.
 
     Returns:
-        Every ``<study>.json`` and ``<study>.<block>.json`` in ``folder``, sorted by study, each study's exploratory
-        record first (empty when the folder does not exist). A block record that does not say its block gets
-        ``seeds_block`` from its file name.
+        Every ``<study>.json``, ``<study>.<block>.json`` and part record in ``folder``, sorted by study, each study's
+        exploratory records first, parts after the whole (empty when the folder does not exist). A block or part
+        record that does not say its block or part gets ``seeds_block`` or ``record_part`` from its file name.
     """
     if not os.path.isdir(folder):
         return []
@@ -194,7 +232,11 @@ def load_results(folder: str) -> list[dict]:
             with open(os.path.join(folder, name)) as f:
                 result = json.load(f)
             stem = name[:-len(".json")]
+            if f".{PART_PREFIX}" in stem:
+                stem, part = stem.split(f".{PART_PREFIX}", 1)
+                result.setdefault("record_part", part)
             if stem != result.get("study") and stem.startswith(f"{result.get('study')}."):
                 result.setdefault("seeds_block", stem[len(result["study"]) + 1:])
             out.append(result)
-    return sorted(out, key=lambda r: (r["study"], result_block(r) is not None, result_block(r) or ""))
+    return sorted(out, key=lambda r: (r["study"], result_block(r) is not None, result_block(r) or "",
+                                      r.get("record_part") or ""))

@@ -14,7 +14,7 @@ import sys
 from ..results import write_text_atomic
 from ..results._provenance import PACKAGE_DIR
 from ._controls import controls_by_check, NegativeControl
-from ._record import load_results, record_name, result_block, study_code_hash
+from ._record import load_results, result_block, result_file_name, study_code_hash
 from ._registry import (  # noqa: F401 (as_measurements, planned_runs, STUDY_PARTS: read through this module too)
     as_measurements,
     check_role,
@@ -363,7 +363,7 @@ def _results_table(results, registry) -> list[str]:
     for r in results:
         git = r.get("provenance", {}).get("git") or {}
         commit = (git.get("commit") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
-        lines.append(f"| {r['study']} | `{record_name(r['study'], result_block(r))}` | {r['recorded']} | {commit} | "
+        lines.append(f"| {r['study']} | `{result_file_name(r)}` | {r['recorded']} | {commit} | "
                      f"{r['wall_time_s'] / 60:.1f} min | {len(r['checks'])} | "
                      f"{'**stale**' if r['_stale'] else 'current'} |")
     by_study = _by_study(results)
