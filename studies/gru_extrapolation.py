@@ -215,7 +215,7 @@ def parse_args(argv=None):
     p.require_positive(args, "seeds1")
     args.seed_list1 = B_BLOCKS.seeds(args.seeds_block, args.seeds1)
     args.parts = sorted(set(args.parts))
-    # a run of one part records validation/results/gru_extrapolation[.<block>].part-<A|B>.json, beside the other's
+    # a run of one part is recorded as that part, beside the other (gflow.study.record_part)
     args.record_part = None if args.parts == ["A", "B"] else args.parts[0]
     return args
 
