@@ -56,7 +56,7 @@ gives no count); each of its checks now counts the seeds on which the figure's s
 binomial interval of that fraction against 0.5 (B_MAJORITY: the paper's one run per curve read as what a typical run
 does), on --seeds1 seeds (default 10). That rule was written after part B's first run (seed 0), so its registered
 checks decide only on the declared fresh block 100 … 109 (``--parts B --seeds-block confirmatory``, recorded as
-gru_extrapolation.confirmatory.json). Checks are predictions or sanity checks (the students fit their training windows: preconditions,
+gru_extrapolation.confirmatory.part-B.json). Checks are predictions or sanity checks (the students fit their training windows: preconditions,
 never evidence); the study exits non-zero only on an error or a failed sanity check.
 
 Every configuration's result is written to OUT/runs/NAME.json as soon as it is computed and reused when the file
@@ -186,7 +186,7 @@ def parse_args(argv=None):
     b.add_argument("--seeds-block", choices=SEEDS_BLOCKS, default=EXPLORATORY,
                    help=f"part B's seed block: {EXPLORATORY} 0, 1, …, or {CONFIRMATORY} {B_CONFIRMATORY_FIRST_SEED} … "
                         f"{B_CONFIRMATORY_FIRST_SEED + B_SEEDS - 1}, on which its registered checks decide (with "
-                        f"--parts B only: the run is recorded apart, as gru_extrapolation.{CONFIRMATORY}.json)")
+                        f"--parts B only: the run is recorded apart, as gru_extrapolation.{CONFIRMATORY}.part-B.json)")
     args = p.parse_args(argv)
     args.kg = sorted(set(args.kg))
     args.pair = list(args.pair or ((5, 12) if args.quick and not set(PAPER_PAIR) <= set(args.kg) else PAPER_PAIR))

@@ -38,7 +38,7 @@ Measured at the end of training, per width and seed:
 
 Every exponent in m is fitted per seed (least squares in log-log over the widths) and decided over the seeds by the
 bootstrap interval of the median (``gflow.study.over_seeds``). The papers have no experiments, so the seed count
-is ours (default 10). Papers' rates (thresholds fixed before any run): linearization error m^(−1/6) (004-P5,
+is ours (default 10; 30 on the confirmatory block). Papers' rates (thresholds fixed before any run): linearization error m^(−1/6) (004-P5,
 derived here from Lemma 6.1, an upper bound: exponent ≤ rate + ``--rate-tolerance``) and m^(−1/2) (003-P5,
 bound); flip fraction m^(−1/3) (004-P3, from ‖D'‖_0 ≤ O(ρ⁴ Δ^(2/3) m^(2/3)), bound); ‖θ − θ0‖_F ∝ m^(−1/2)
 (004-P1, Lemma 7.1 ‖W_t‖_F ≤ Δ/√m; two-sided, ``--movement-tolerance``); relative movement m^(−1/2) (003-P9,
@@ -178,7 +178,8 @@ P14_REDUCTION_MIN = 0.5  # 004-P14: W alone removes at least half the loss that 
 # 4000 … 4029), never used before by this study (the --quick check of this code ran seeds 2000, 2001 at m ≤ 512,
 # unrecorded, so the block starts past them). 30 seeds, three times the exploratory run, declared before any run on
 # the block: at 10 seeds 004-P5's exponent check tells the paper's worst case from "no decay" in about half of
-# the draws (its exploratory per-seed spread; tests/test_lazy_width_power.py), at 30 in about nine of ten.
+# the draws (its exploratory per-seed spread; measured with exponent_check, negative_controls' docstring), at 30 in
+# about nine of ten.
 CONFIRMATORY_FIRST_SEED = 3000
 CONFIRMATORY_SEEDS = 30
 BLOCKS = SeedBlocks(CONFIRMATORY_FIRST_SEED, CONFIRMATORY_SEEDS)

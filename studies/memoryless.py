@@ -232,7 +232,18 @@ def part_a(args, teacher, checks, results):
     trajs, rows = ml.theorem_4_1_runs(args, teacher, shift)
     above = [r for n, r in rows.items() if n.startswith("xavier") and r["k"] > d]
     converged = [r for r in above if r["final_loss"] <= CONVERGED]
-    worst_tail = max((r["tail"] for r in converged), default=float("nan"))
+    # The tail itself is reported, not checked: Thm 4.1's h_j = 0 (j >= k) holds at L = 0, but at the loss a converged
+    # flow reaches (L ≈ 1e-25) the Cayley–Hamilton recursion carries the in-window residual (≈ √L) forward like
+    # ρ(A)^(j−k), so a run with ρ(A) > 1 can end with an O(1) tail at H = 100 (the confirmatory block's first run:
+    # tail 8.0 at ρ(A) = 1.43, L = 7e-25, k = 7, d = 6); the recursion bound below is the identity at every state.
+    worst = max(converged, key=lambda r: r["tail"], default=None)
+    worst_tail = {} if worst is None else {k: worst[k] for k in ("tail", "k", "seed", "final_loss", "spectral_radius")
+                                           if k in worst}
+    if worst is not None:
+        print(f"  k > d: largest tail of a converged Xavier run {worst['tail']:.3g} (k = {worst['k']}, L = "
+              f"{worst['final_loss']:.1e}, ρ(A) = {worst.get('spectral_radius', float('nan')):.3f}); tails <= "
+              f"{args.extrapolation_threshold:g} in {sum(r['tail'] <= args.extrapolation_threshold for r in converged)}"
+              f" of {len(converged)} converged runs", flush=True)
     ch = max(r["ch_ratio"] for r in above)
     src = f"{SOURCE}, Thm 4.1 (k > d ⇒ every minimizer extrapolates)"
     ks_above = sorted({r["k"] for r in above})
@@ -240,12 +251,6 @@ def part_a(args, teacher, checks, results):
         check(f"k > d: the {len(above)} Xavier runs (d = {d}, k ∈ {ks_above}, {args.seeds} seeds each) reach "
               f"L <= {CONVERGED:g} by t1 = {args.t1:g} (the premise of Thm 4.1; value: runs that did not)", src,
               len(above) - len(converged), 0, direction="<=", kind="sanity", predictions=["001-3"]),
-        check(f"k > d: every Xavier run that reached L <= {CONVERGED:g} ({len(converged)} of {len(above)}) has tail "
-              f"error max_(k<=j<{H}) |h_j| <= {args.extrapolation_threshold:g} (worst run; an identity once L = 0: "
-              "Cayley–Hamilton gives h_j for j >= k from h_1 … h_(k−1), so it is decided by the flow converging)",
-              src, worst_tail, args.extrapolation_threshold,
-              passed=bool(converged) and worst_tail <= args.extrapolation_threshold, kind="sanity",
-              predictions=["001-3"]),
         check("k > d: tail |h_j| <= the Cayley–Hamilton recursion bound from the in-window h_1..h_(k-1) (max ratio "
               "<= 1 + 1e-3; an inequality true of every model, up to the rounding of np.poly's characteristic "
               "polynomial of a non-normal A — the allowance was 1e-9 until the first 10-seed run measured 1.00015)",
@@ -261,7 +266,7 @@ def part_a(args, teacher, checks, results):
                         passed=shift_row["tail"] <= args.extrapolation_threshold and shift_row["final_loss"] <= 1e-6 * w**2,
                         kind="sanity", final_loss=shift_row["final_loss"], predictions=["001-3"]))
     below = {n: r for n, r in rows.items() if n.startswith("xavier") and r["k"] <= d}
-    results["part_a"] = {"rows": rows, "cyclic_shift_losses": losses_k,
+    results["part_a"] = {"rows": rows, "cyclic_shift_losses": losses_k, "k_above_d_largest_tail": worst_tail,
                          "k_le_d_fraction_not_extrapolating": (float(np.mean([r["tail"] > args.extrapolation_threshold
                                                                               for r in below.values()]))
                                                                if below else None)}

@@ -169,8 +169,9 @@ def parse_args(argv=None):
         if args.quick:
             p.error("--part is a part of the full run; --quick runs every panel small")
         spec = PARTS[args.part]
-        if args.panels != list(PANELS) or args.sizes_1b != [50, 100, 200]:
-            p.error("--part sets the panels and Fig. 1b's sizes itself; leave --panels and --sizes-1b out")
+        if args.panels != list(PANELS) or args.sizes_1b != [50, 100, 200] or args.sizes_1a != [40, 100, 200]:
+            p.error("--part sets the panels and Fig. 1b's sizes itself and runs Fig. 1a at every size; leave --panels, "
+                    "--sizes-1a and --sizes-1b out")
         args.panels, args.sizes_1b = list(spec["panels"]), list(spec["sizes_1b"])
     elif not args.quick and args.record and (set(args.panels) != set(PANELS) or args.sizes_1b != [50, 100, 200]
                                              or args.sizes_1a != [40, 100, 200]):

@@ -1,11 +1,13 @@
-"""Build VALIDATION.md from the committed result files validation/results/<study>.json (and <study>.<block>.json).
+"""Build VALIDATION.md from the committed result files validation/results/<study>.json (and <study>.<block>.json,
+<study>[.<block>].part-<part>.json).
 
     python studies/validation.py              # rewrite VALIDATION.md
     python studies/validation.py --check      # exit 1 if VALIDATION.md differs from what the results give
 
 A full (not --quick) run of a study records its checks in validation/results/<study>.json; a run on a declared seed
 block other than the exploratory one (its configuration's ``seeds_block``, e.g. ``--seeds-block confirmatory``)
-records validation/results/<study>.<block>.json beside it, so the exploratory record is kept. This script reads
+records validation/results/<study>.<block>.json beside it, so the exploratory record is kept; a study run in parts
+(its configuration's ``record_part``) records one file per part, and a part's record decides over the whole study's. This script reads
 those files and the registry validation/registry.toml only (no out/ folders, no clock), so VALIDATION.md is a function of
 the repository. Every claim of gflow.study.PREDICTIONS has one of four kinds of result (gflow.study.KINDS_OF_RESULT),
 counted apart: only *predictions* make the headline; *reproductions* (a paper's experimental figure, run with its

@@ -405,7 +405,7 @@ def test_the_committed_exact_flow_records_decide_no_seed_000_figure():
         assert not st["checks"] and not st["exploratory"] and not st["unregistered"] and not st["guards"]
         assert {c.study for c in CHECKS if pid in c.predictions} == {"reproduce_000"}
     measured = {r["study"] for r, _ in status["000-F1"]["checks"]}
-    assert status["000-F1"]["status"] == "measured" and measured <= {"extrapolation_phase", "init_scale"}
+    assert status["000-F1"]["status"] == "measured" and measured <= {"transition_depth", "extrapolation_phase", "init_scale"}
 
 
 @pytest.mark.parametrize("study", ["balance_limit", "extrapolation_phase", "lazy_width", "memoryless"])

@@ -239,3 +239,23 @@ def test_entries_conform_to_their_registration():
     result = {"study": "reproduce_000", "config": {"seeds": 3, "seed_list": [0, 1, 2]}}
     for e in entries:
         assert check_role({**result, "checks": [e]}, e, REGISTERED) == ("deciding", []), e["check_id"]
+
+
+def test_a_part_sets_its_panels_and_sizes_and_a_partial_run_must_name_its_part(tmp_path):
+    """--part fixes what a part runs and names its record; a full run of some panels or sizes without a part would
+    overwrite the whole study's record, so it is refused unless it records nothing (``--record ''``; the default
+    outside a running study script)."""
+    args = study.parse_args(["--part", "fig1b-d100"])
+    assert (args.panels, args.sizes_1b, args.record_part) == (["fig1b"], [100], "fig1b-d100")
+    main = study.parse_args(["--part", "main"])
+    assert set(main.panels) == set(study.PANELS) and main.sizes_1b == [50] and main.sizes_1a == [40, 100, 200]
+    assert study.parse_args([]).record_part is None
+    for argv in (["--part", "main", "--sizes-1a", "40"], ["--part", "main", "--panels", "fig1a"],
+                 ["--panels", "fig1a"], ["--sizes-1b", "50"], ["--part", "main", "--quick"]):
+        with pytest.raises(SystemExit):
+            study.parse_args([*argv, "--record", str(tmp_path)])
+    assert study.parse_args(["--panels", "fig1a", "--record", ""]).record_part is None
+    # every panel runs in exactly one part, and Fig. 1b's sizes are split between the parts without overlap
+    sizes = [d for spec in study.PARTS.values() if "fig1b" in spec["panels"] for d in spec["sizes_1b"]]
+    assert sorted(sizes) == [50, 100, 200]
+    assert {p for spec in study.PARTS.values() for p in spec["panels"]} == set(study.PANELS)

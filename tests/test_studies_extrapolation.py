@@ -219,7 +219,7 @@ def test_panel_sweep_records_and_levels(tmp_path):
 def _synthetic_runs(responses):
     """SweepRun stand-ins holding a response per (k, seed) as both the final and every decade's response."""
     return [types.SimpleNamespace(config={"k": k, "seed": seed}, loss=np.array([1.0, 1e-20]),
-                                  record={"ir_final": ir, "ir_decades": np.tile(ir, (17, 1))})
+                                  record={"ir_final": ir, "ir_decades": np.tile(ir, (len(xs.DECADES), 1))})
             for (k, seed), ir in responses.items()]
 
 

@@ -546,6 +546,27 @@ def test_the_confirmatory_record_decides_and_the_exploratory_one_is_shown_beside
     assert "| memoryless | `memoryless.confirmatory.json` | 2026-11-25 | abc | 1.0 min | 2 | **stale** |" in text
 
 
+def test_a_part_record_decides_over_the_whole_study_record_of_its_block(tmp_path):
+    """Where the whole study's record and a part's record (the later run) hold the same registered check, the part
+    decides and the whole record's entry is shown beside; a check only the whole record holds still decides."""
+    registry = _toy_registry(tmp_path)
+
+    def t4(value):
+        return check("passes", "s", value, 0.05, direction="<=", kind="prediction", predictions=["T-4"],
+                     check_id="T-4.c", seeds=[0])
+
+    whole = _result("memoryless", [t4(0.5)])  # a stale FAIL in the whole record
+    part = dict(_result("memoryless", [t4(0.0)]), record_part="main", config={"record_part": "main"})
+    status = validation.prediction_statuses([dict(r, _stale=False) for r in (whole, part)], registry)
+    assert status["T-4"]["status"] == "pass"
+    assert [r.get("record_part") for r, _ in status["T-4"]["checks"]] == ["main"]
+    assert [r.get("record_part") for r, _ in status["T-4"]["exploratory"]] == [None]
+    status = validation.prediction_statuses([dict(whole, _stale=False)], registry)
+    assert status["T-4"]["status"] == "FAIL"
+    with pytest.raises(ValueError, match="part-"):
+        record_block({"seeds_block": "part-main"})
+
+
 def test_without_its_confirmatory_record_a_check_registered_after_the_run_awaits_it(tmp_path):
     registry = _toy_registry(tmp_path)
     exploratory, _ = _two_blocks()

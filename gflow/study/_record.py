@@ -60,6 +60,8 @@ def record_block(config: dict) -> str | None:
     block = (config or {}).get("seeds_block")
     if block is None or block == EXPLORATORY_BLOCK:
         return None
+    if isinstance(block, str) and block.startswith(PART_PREFIX):
+        raise ValueError(f"seeds_block must not start with {PART_PREFIX!r} (a part's record), got {block!r}")
     return _file_name_piece("seeds_block", block)
 
 

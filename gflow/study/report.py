@@ -1,5 +1,5 @@
-"""VALIDATION.md from the committed result files ``validation/results/<study>.json`` (and ``<study>.<block>.json``
-for a run on a seed block other than the exploratory one) and the claims registry (``validation/registry.toml``): every claim's kind of result (identity, reproduction, prediction, finding; counted
+"""VALIDATION.md from the committed result files ``validation/results/<study>.json`` (``<study>.<block>.json`` for a
+run on a seed block other than the exploratory one, ``.part-<part>`` before ``.json`` for a part of a study) and the claims registry (``validation/registry.toml``): every claim's kind of result (identity, reproduction, prediction, finding; counted
 apart), the status of each prediction and reproduction as decided by its registered checks, the findings as
 measurements, the pre-registration problems, and the notes beside them. The rules are those of
 ``studies/validation.py``'s docstring; that script is :func:`main`."""
@@ -98,17 +98,26 @@ def _label(r: dict) -> str:
     return r["study"] if block is None else f"{r['study']}, {block} block"
 
 
+def _precedence(r: dict) -> tuple[bool, bool]:
+    """How a record ranks where several hold the same registered check: a declared block's record above the
+    exploratory one's, and within a block a part's record above the whole study's (a part is the later run)."""
+    return result_block(r) is not None, r.get("record_part") is not None
+
+
 def _superseded(deciding: list, registry: Registry) -> tuple[list, list]:
-    """Split deciding (result, check) pairs: where a registered check decides in a record of a declared block (not
-    the exploratory one), its occurrences in the exploratory record are shown beside and do not decide.
+    """Split deciding (result, check) pairs: where a registered check decides in records of different rank
+    (:func:`_precedence`: a declared block's record over the exploratory one's, a part's over the whole study's),
+    only the highest-ranked decide; its occurrences in the others are shown beside.
 
     Returns:
         (deciding, beside).
     """
     ids = [registered_check(r, c, registry)[0].id for r, c in deciding]
-    in_block = {i for i, (r, _) in zip(ids, deciding) if result_block(r) is not None}
-    keep = [(r, c) for i, (r, c) in zip(ids, deciding) if i not in in_block or result_block(r) is not None]
-    beside = [(r, c) for i, (r, c) in zip(ids, deciding) if i in in_block and result_block(r) is None]
+    top: dict = {}
+    for i, (r, _) in zip(ids, deciding):
+        top[i] = max(top.get(i, (False, False)), _precedence(r))
+    keep = [(r, c) for i, (r, c) in zip(ids, deciding) if _precedence(r) == top[i]]
+    beside = [(r, c) for i, (r, c) in zip(ids, deciding) if _precedence(r) != top[i]]
     return keep, beside
 
 
@@ -250,7 +259,7 @@ def render(results: list[dict], explanations: dict[str, str],
     """Build VALIDATION.md.
 
     Args:
-        results: the recorded result files (:func:`load_results`: one per study and seed block); each gets
+        results: the recorded result files (:func:`load_results`: one per study, seed block and part); each gets
             ``_stale`` (its code hash is not today's study code).
         explanations: id → paragraph (:func:`load_explanations`).
         registry: the registry (default: the one of this checkout).
@@ -291,7 +300,8 @@ def _overview(statuses, checks, registry, controls) -> list[str]:
     lines = ["# VALIDATION", "",
              "Built by `python studies/validation.py` from the result files in `validation/results/` (one per study, "
              "written by the study's full run; a run on a declared seed block other than the exploratory one writes "
-             "its own, `<study>.<block>.json`, beside it), the registry `validation/registry.toml` and the explanations in "
+             "its own, `<study>.<block>.json`, beside it, and a study run in parts one per part, "
+             "`<study>[.<block>].part-<part>.json`), the registry `validation/registry.toml` and the explanations in "
              "`validation/explanations.md`. Do not edit by hand: `tests/test_validation.py` rebuilds this file and "
              "fails on any difference.", "",
              RULE, "",
