@@ -79,6 +79,7 @@ PARTS = {
     "fig1b-d100": {"panels": ("fig1b",), "sizes_1b": (100,)},
     "fig1b-d200": {"panels": ("fig1b",), "sizes_1b": (200,)},
 }
+SIZES_1A, SIZES_1B = [40, 100, 200], [50, 100, 200]  # the full run's student sizes of Figs. 1a and 1b (the paper's)
 READINGS = {"random": "iid", "grid": "grid"}  # placement → the reading's name in the checks
 READING_WORDS = {"iid": "C.2.1 read as i.i.d. draws", "grid": "C.2.1 read as an evenly spaced grid"}
 
@@ -129,9 +130,9 @@ def parse_args(argv=None):
     p.add_argument("--fig5-seeds", type=int, default=QuickFull(20, quick=2),
                    help="seeds of Fig. 5's k = 10, 20 students (ours: the paper shows two selected students; 20 "
                         "lets the exact binomial interval decide)")
-    p.add_argument("--sizes-1a", type=int, nargs="+", default=QuickFull([40, 100, 200], quick=[16]),
+    p.add_argument("--sizes-1a", type=int, nargs="+", default=QuickFull(SIZES_1A, quick=[16]),
                    help="Fig. 1a's student sizes d")
-    p.add_argument("--sizes-1b", type=int, nargs="+", default=QuickFull([50, 100, 200], quick=[24]),
+    p.add_argument("--sizes-1b", type=int, nargs="+", default=QuickFull(SIZES_1B, quick=[24]),
                    help="Fig. 1b's student sizes d (the first one is Fig. 6's)")
     p.add_argument("--ks-1a", type=int, nargs="+", default=QuickFull(KS_1A, quick=[4, 8, 10, 11, 12, 14]),
                    help="training lengths of Figs. 1a, 3a, 3b")
@@ -165,16 +166,16 @@ def parse_args(argv=None):
                    help="Fig. 4's initial learning rates η_0 of MultiStepLR (ours; the first decides)")
     p.add_argument("--horizon", type=int, default=rp.HORIZON, help="evaluation horizon H (ours): the tail is [k, H)")
     args = p.parse_args(argv)
+    whole = set(args.panels) == set(PANELS) and args.sizes_1a == SIZES_1A and args.sizes_1b == SIZES_1B
     if args.part is not None:
         if args.quick:
             p.error("--part is a part of the full run; --quick runs every panel small")
         spec = PARTS[args.part]
-        if args.panels != list(PANELS) or args.sizes_1b != [50, 100, 200] or args.sizes_1a != [40, 100, 200]:
+        if not whole:
             p.error("--part sets the panels and Fig. 1b's sizes itself and runs Fig. 1a at every size; leave --panels, "
                     "--sizes-1a and --sizes-1b out")
         args.panels, args.sizes_1b = list(spec["panels"]), list(spec["sizes_1b"])
-    elif not args.quick and args.record and (set(args.panels) != set(PANELS) or args.sizes_1b != [50, 100, 200]
-                                             or args.sizes_1a != [40, 100, 200]):
+    elif not args.quick and args.record and not whole:
         p.error("a full run of some panels or sizes would overwrite the whole study's record: run one of the parts "
                 f"(--part {{{','.join(PARTS)}}}), or add --record '' to record nothing")
     args.record_part = args.part
