@@ -184,11 +184,13 @@ def figure(args, runs):
     e = errors(runs)
     fig, ax = plt.subplots(figsize=(7.5, 5))
     for i, name in enumerate(methods(args)):
-        for row in e[name]:
+        diverged = np.vectorize(lambda r: r["status"] == "diverged")(runs[name])
+        for row in np.where(diverged, np.nan, e[name]):  # a diverged run's error (up to 1e21) is not drawn
             ax.semilogy(x, np.maximum(row, 1e-16), "-", color=f"C{i}", lw=0.6, alpha=0.3)
         ax.semilogy(x, np.maximum(np.median(e[name], axis=0), 1e-16), "o-" if name == FLOW else "x--",
                     color=f"C{i}", lw=2 if name == FLOW else 1.2,
-                    label=f"{'gradient flow' if name == FLOW else name}: median of {args.seeds} seeds")
+                    label=f"{'gradient flow' if name == FLOW else name}: median of {args.seeds} seeds"
+                          + (f" ({diverged.sum()} diverged runs, not drawn thin)" if diverged.any() else ""))
     ax.axhline(EXTRAPOLATES, color="gray", ls=":", lw=1, label=f"extrapolates ≤ {EXTRAPOLATES:g}")
     ax.axvline(args.k, color="gray", ls="--", lw=1, label=f"k = {args.k}")
     ax.set(xlabel="teacher memory d_T (0: memoryless)",
