@@ -89,15 +89,25 @@ def main(argv=None):
     return run_study("xavier_extrapolation", parse_args, science, argv)
 
 
+def teacher_names(args):
+    """The teachers' names: the memoryless teacher, then the memory teachers by d_T."""
+    return ["memoryless"] + [f"dT{d}" for d in args.dT]
+
+
 def teacher_list(args):
     """(name, memory, teacher): the memoryless teacher (memory 0), then the memory teachers."""
-    return [("memoryless", 0, teachers.memoryless(1.0))] + [
-        (f"dT{d}", d, gp.memory_teacher(jax.random.key(500 + d), d, args.radius)) for d in args.dT]
+    return [(name, d, teachers.memoryless(1.0) if d == 0 else gp.memory_teacher(jax.random.key(500 + d), d, args.radius))
+            for name, d in zip(teacher_names(args), [0, *args.dT])]
+
+
+def gd_step_sizes(args) -> dict:
+    """The GD methods' names → their step sizes η."""
+    return {f"GD (η = {lr:g})": lr for lr in args.lr_gd}
 
 
 def methods(args):
     """The optimizers: the flow, then GD at each step size."""
-    return [FLOW] + [f"GD (η = {lr:g})" for lr in args.lr_gd]
+    return [FLOW, *gd_step_sizes(args)]
 
 
 def train(args, rtol, names):
@@ -116,7 +126,7 @@ def train(args, rtol, names):
             trajs = gflow.solve_flows(losses, models, args.t1, rtol=rtol, save_at=40, stop_loss=1e-20,
                                       progress=False, config={"study": "xavier_extrapolation"})
         else:
-            trajs = gflow.discrete.run_gd_batch(losses, models, lr=args.lr_gd[methods(args).index(name) - 1],
+            trajs = gflow.discrete.run_gd_batch(losses, models, lr=gd_step_sizes(args)[name],
                                                 steps=args.steps_gd, save_at=12, progress=False,
                                                 config={"study": "xavier_extrapolation"})
         rows = []
@@ -204,10 +214,11 @@ def figure(args, runs):
 def science(args, checks, results):
     (_, rtol), (_, tight) = both_tolerances(args.rtol)
     runs = train(args, rtol, methods(args))
-    e, e_tight = errors(runs)[FLOW], errors(train(args, tight, [FLOW]))[FLOW]
-    names = [name for name, _, _ in teacher_list(args)]
+    e_all = errors(runs)
+    e, e_tight = e_all[FLOW], errors(train(args, tight, [FLOW]))[FLOW]
+    names = teacher_names(args)
     for name in methods(args):
-        med = np.median(errors(runs)[name], axis=0)
+        med = np.median(e_all[name], axis=0)
         print(f"  {name:14s} median extrapolation MSE per teacher: "
               + ", ".join(f"{t} {v:.3g}" for t, v in zip(names, med)), flush=True)
     checks.append(fit_check(args, runs))
@@ -215,10 +226,10 @@ def science(args, checks, results):
                                       "tolerance check (docs/design.md)", e, e_tight, TOLERANCE_AGREEMENT,
                                       predictions=["001-F1"]))
     checks += measurement_checks(args, runs)
-    gd_vs_flow = {name: float(np.median(np.abs(errors(runs)[name] - e) / e)) for name in methods(args)[1:]}
+    gd_vs_flow = {name: float(np.median(np.abs(e_all[name] - e) / e)) for name in gd_step_sizes(args)}
     print(f"  GD against the flow, median relative difference of the extrapolation MSE: {gd_vs_flow}", flush=True)
     results["teachers"] = names
-    results["extrapolation_mse"] = {m: v for m, v in errors(runs).items()}
+    results["extrapolation_mse"] = e_all
     results["fit_mse"] = errors(runs, "fit")
     results["flow_extrapolation_mse_tight"] = e_tight
     results["status"] = {m: np.vectorize(lambda r: r["status"])(rows).tolist() for m, rows in runs.items()}
