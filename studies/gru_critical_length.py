@@ -149,11 +149,13 @@ def measurement_checks(args, runs) -> list[dict]:
                 kind="prediction", predictions=["000-F2"], family=family, d_g=d, critical_k_g=c["mean"],
                 beyond_grid=c["beyond_grid"], per_seed_critical_k_g=c["per_seed"], worst_fit=worst[d]))
         growth = crit[hi]["mean"] / crit[lo]["mean"]
+        unfit = [d for d in (lo, hi) if worst[d] > FIT]
+        caveat = f"; students of d̂_g = {unfit} do not all fit their windows: read with care" if unfit else ""
         out.append(check(
             f"000-F2, {FAMILIES[family]}: the critical k_g grows from d̂_g = {lo} to {hi} by {growth:.3g}× "
             f"({crit[lo]['mean']} → {crit[hi]['mean']}), against √({hi}/{lo}) = {np.sqrt(hi / lo):.3g}, the middle "
-            f"between growth in proportion to d̂_g ({hi / lo:g}×, the paper's 4 d̂_g) and none (1×) (a measurement, "
-            "deciding nothing)", SOURCE, growth, float(np.sqrt(hi / lo)), direction=">=", kind="prediction",
+            f"between growth in proportion to d̂_g ({hi / lo:g}×, the paper's 4 d̂_g) and none (1×){caveat} (a "
+            "measurement, deciding nothing)", SOURCE, growth, float(np.sqrt(hi / lo)), direction=">=", kind="prediction",
             predictions=["000-F2"], family=family))
     return out
 

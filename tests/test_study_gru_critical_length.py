@@ -75,6 +75,10 @@ def test_the_fit_check_of_a_family_fails_on_one_student_that_does_not_fit_and_it
     measured = {(c["family"], c.get("d_g")): c for c in gc.measurement_checks(args, runs)}
     assert "not all fit" in measured[("same", 5)]["claim"] and "all fit" in measured[("same", 2)]["claim"]
     assert "not all fit" not in measured[("same", 2)]["claim"]
+    runs["same"][10]["fits"][0, 0] = 0.3  # the largest teacher's students: the growth names them
+    growth = {c["family"]: c for c in gc.measurement_checks(args, runs) if "grows" in c["claim"]}
+    assert "students of d̂_g = [10] do not all fit" in growth["same"]["claim"]
+    assert "do not all fit" not in growth["delayed"]["claim"]
 
 
 def test_the_parser_refuses_bad_values_naming_them(capsys):
