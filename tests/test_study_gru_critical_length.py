@@ -37,7 +37,7 @@ def test_a_critical_length_of_four_times_the_dimension_reads_as_around_four_and_
     assert len(checks) == 2 * (3 + 1) and all(c["predictions"] == ["000-F2"] for c in checks)
     assert not any(c.get("check_id") for c in checks)  # a finding decides nothing
     ratios = [c for c in checks if "d_g" in c]
-    # 4·2 = 8 and 4·10 = 40 lie between grid points 32 and 48: the critical k_g is the next grid point
+    # 4·2 = 8 is on the grid; 4·5 = 20 and 4·10 = 40 lie between grid points: the critical k_g is the next one
     assert [c["critical_k_g"] for c in ratios[:3]] == [8, 24, 48]
     assert [c["status"] for c in ratios[:3]] == ["pass", "pass", "pass"]  # 4, 4.8, 4.8 in [3, 5]
     growth = [c for c in checks if "grows" in c["claim"]]
