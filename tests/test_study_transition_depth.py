@@ -61,3 +61,21 @@ def test_the_parser_keeps_levels_to_1e_minus_20_and_refuses_deeper():
         td.parse_args(["--quick", "--ks", "8", "10"])
     assert sorted(td.panels_of(td.parse_args(["--sizes", "40", "200"]))) == [
         "depth_grid_d200", "depth_grid_d40", "depth_iid_d200", "depth_iid_d40"]
+
+
+def test_a_part_is_one_size_with_both_readings_recorded_apart(tmp_path):
+    args = td.parse_args(["--part", "d100", "--record", str(tmp_path)])
+    assert (args.sizes, args.record_part) == ([100], "d100")
+    assert sorted(td.panels_of(args)) == ["depth_grid_d100", "depth_iid_d100"]
+    assert td.parse_args(["--record", str(tmp_path)]).record_part is None  # the whole study
+    for partial in (["--part", "d40", "--readings", "iid"], ["--part", "d40", "--quick"],
+                    ["--sizes", "40"]):  # a full run of one size would overwrite the whole study's record
+        with pytest.raises(SystemExit):
+            td.parse_args(partial + ["--record", str(tmp_path)])
+    assert td.parse_args(["--sizes", "40", "--record", ""]).sizes == [40]  # recording nothing, it may
+
+
+def test_the_repeat_is_tighter():
+    assert td.parse_args(["--quick"]).tight_factor == 10.0
+    with pytest.raises(SystemExit):
+        td.parse_args(["--quick", "--tight-factor", "1"])
