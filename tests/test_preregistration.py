@@ -379,7 +379,8 @@ def test_extrapolation_phase_transition_checks_are_measurements_of_000_f1():
     assert {REGISTERED.kind(pid) for pid in ("000-P10", "000-P12")} == {"reproduction"}
     deciders = {pid: next(p for p in REGISTERED.predictions if p.id == pid).study
                 for pid in ("000-P10", "000-P11", "000-P12", "000-P13", "000-P14")}
-    assert all(deciders[pid] == "reproduce_000, reproduce_000_transition" for pid in ("000-P10", "000-P11", "000-P12"))
+    assert all(deciders[pid] == "reproduce_000, reproduce_000_transition, reproduce_000_sentence"
+               for pid in ("000-P10", "000-P11", "000-P12"))
     assert deciders["000-P13"] == deciders["000-P14"] == "reproduce_000"
     raw = _confirmatory("extrapolation_phase", entries, seeds)
     # preregistration_problems reads the raw record as VALIDATION.md does (the harness calls it on the raw record)
@@ -398,16 +399,17 @@ def test_extrapolation_phase_transition_checks_are_measurements_of_000_f1():
 
 def test_the_committed_exact_flow_records_decide_no_seed_000_figure():
     """In VALIDATION.md the figures 000-P10 … 000-P14 are reproductions decided by reproduce_000 (the paper's Adam
-    protocol) and, for the transition (000-P10, P11, P12), by the repaired knee of reproduce_000_transition (the same
-    training, on fresh seeds); what extrapolation_phase and init_scale recorded for them is shown under 000-F1."""
+    protocol) and, for the transition (000-P10, P11, P12), by the repaired knee of reproduce_000_transition and the
+    sentence of reproduce_000_sentence (the same training, on fresh seeds); what extrapolation_phase and init_scale
+    recorded for them is shown under 000-F1."""
     results = load_results(validation.RESULTS)
     status = validation.prediction_statuses([dict(r, _stale=False) for r in results])
     for pid in ("000-P10", "000-P11", "000-P12", "000-P13", "000-P14"):
         st = status[pid]
         assert st["kind"] == "reproduction", pid
         shown = st["checks"] + st["exploratory"] + st["unregistered"] + st["guards"]
-        deciders = {"reproduce_000"} | ({"reproduce_000_transition"} if pid in ("000-P10", "000-P11", "000-P12")
-                                         else set())
+        deciders = {"reproduce_000"} | ({"reproduce_000_transition", "reproduce_000_sentence"}
+                                         if pid in ("000-P10", "000-P11", "000-P12") else set())
         assert {r["study"] for r, _ in shown} <= deciders, (pid, {r["study"] for r, _ in shown})
         assert (st["status"] == "not run") == (not st["checks"]), (pid, st["status"])
         assert {c.study for c in CHECKS if pid in c.predictions} == deciders
