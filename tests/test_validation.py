@@ -3,6 +3,7 @@ them (the committed VALIDATION.md must be exactly what studies/validation.py mak
 
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -425,6 +426,25 @@ def test_committed_validation_md_is_what_the_committed_results_give():
         assert os.path.getsize(os.path.join(validation.RESULTS, name)) < 400_000
         assert all(c["kind"] in ("prediction", "sanity") for c in r["checks"]), r["study"]
         json.dumps(r)
+
+
+def _git(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True)
+
+
+def test_every_committed_record_names_a_commit_that_holds_its_study():
+    """A record's provenance names the commit it was made on, and that commit holds the study's script: a run on a
+    machine whose copy of the checkout carried an older .git (the GPU machine's, once) would name a commit without
+    it. Where the checkout has no history to read (no git, a shallow clone), nothing is checked."""
+    shallow = _git("rev-parse", "--is-shallow-repository")
+    if shallow.returncode != 0 or shallow.stdout.strip() != "false":
+        pytest.skip("not a full git checkout")
+    lacking = []
+    for r in load_results(validation.RESULTS):
+        commit = r["provenance"]["git"]["commit"]
+        if _git("cat-file", "-e", f"{commit}:studies/{r['study']}.py").returncode != 0:
+            lacking.append(f"{result_file_name(r)}: {commit[:10]}")
+    assert not lacking, f"records whose commit has no studies/<study>.py: {lacking}"
 
 
 def test_the_claims_registry_is_data_beside_validation(tmp_path):
