@@ -97,3 +97,21 @@ def test_every_registered_check_has_a_failing_control_and_a_curve():
     controls = study.negative_controls()
     assert {c.check_id for c in controls} == ids and all(c.entry["status"] == "FAIL" for c in controls)
     assert np.all([c.entry["seeds"] == [200, 201, 202] for c in controls])
+
+
+def test_an_unresolved_c3_ratio_is_not_read_and_the_fit_guard_sits_at_80_percent():
+    spec = SPECS["fig3b"]
+    step = {k: 1.0 if k < 10 else 1e-3 for k in KS_1A}
+    rows = [study.rt.synthetic_member(k, s, e, spec) for s in (200, 201, 202) for k, e in step.items()]
+    for r in rows:
+        if r["k"] >= 20:  # the zero response's tail below C3_RESOLVED·max|w|: App. C.3's ratio is not resolved
+            r["zero"] = 0.0
+            r["tail"] = 5.0  # would be against the sentence if it were read
+    (entry,), numbers = study.judge_curve(spec, rows, "confirmatory")
+    assert entry["status"] == "pass" and np.isnan(numbers["mean"][KS_1A.index(20):]).all()
+    curve = {k: 1.0 if k < 20 else 1e-3 for k in KS_1B}  # 48 members, 3 seeds × 16 k
+    for unfit, status in ((10, "inconclusive"), (9, "pass")):  # 38/48 = 79 % fit, 39/48 = 81 %
+        rows = [study.rt.synthetic_member(k, s, e, SPECS["fig1b"]) for s in (200, 201, 202) for k, e in curve.items()]
+        for r in rows[:unfit]:
+            r["window"] = 1.0
+        assert study.judge_curve(SPECS["fig1b"], rows, "confirmatory")[0][0]["status"] == status
