@@ -20,15 +20,19 @@ B. Theorem 6.1. From the symmetric class (A = Aᵀ, B = Cᵀ) the flow stays the
    restrict is *when* it speaks: about the limit, "if GD converges to a solution minimizing the loss". A tail read
    at finite L and a finite horizon is not that limit: Lemma 6.3 of the same paper shows symmetric points with
    L < ε whose tails diverge, and the bound |h_j| <= ρ^{j−2} √L allows a tail of order ρ^{H−2} √L at the end of a
-   run with ρ(A) > 1. So the deciding check reads the claim on each run as the run approaches its limit: "h_j → 0
+   run with ρ(A) > 1. So 001-6's check reads the claim on each run as the run approaches its limit: "h_j → 0
    as L → 0", the tail max_{k<=j<H} |h_j| falling with L between two loss levels (TAIL_LEVEL_HIGH and
    TAIL_LEVEL_LOW, by at least TAIL_FALL; :func:`tail_vanishing`; the tail evaluated in decimal arithmetic,
    :func:`precise_tail`, since at ρ(A) > 1 its float64 value is rounding), per σ over seeds as k of n with the exact
    binomial interval (TAIL_FRACTION; :func:`tail_checks`). It FAILs when the tails stay O(1) as L falls, the
-   outcome if the flow escaped along ρ(A) → ∞ rather than approaching an extrapolating minimizer; a FAIL at σ = 1
-   or 2 is a result against the claim at that magnitude. The size of the tail at the end of the run (at σ >= 1,
-   ρ(A) > 1, far from 0 at L ≈ 1e-18) is reported beside as a measurement (results
-   ``theorem_6_1_finite_loss_tails``), not decided: the theorem makes no statement about it. The complementary-
+   outcome if the flow escaped along ρ(A) → ∞ rather than approaching an extrapolating minimizer. Read here it
+   measures float64, not the flow, at ρ(A) > 1: the float64 state resolves a load c̃_i = u_iᵀc only to about
+   1e-16 ‖c‖, the flow drives the loads of the modes with |λ| > 1 below that early, and the tail then reads
+   ρ^(H−1)·(1e-16)² (about 1e24 at σ = 2) at every later loss. So 001-6 is decided by spectral_tail, which
+   integrates the same flow in spectral coordinates (eigenvalues, log-loads); the checks here are float64's reading,
+   kept as measurements beside it. The size of the tail at the end of the run is reported beside as a measurement (results
+   ``theorem_6_1_finite_loss_tails``; at σ >= 1 it is float64's floor too: spectral_tail records the exact one),
+   not decided: the theorem makes no statement about it. The complementary-
    slackness residual's fall and the σ = 0.3 tail at the end are identities of the class once L is small (the
    bounds above, with ρ(A) < 1 at σ = 0.3): sanity checks.
 C. k = 2 is excluded by Theorem 6.1: the same starts reach L ≈ 0 but mixed-sign eigenvalues
@@ -388,7 +392,8 @@ def tail_vanishing(loss, tails, *, high=TAIL_LEVEL_HIGH, low=TAIL_LEVEL_LOW, fal
     return out
 
 
-def tail_checks(by_sigma: dict, block: str, *, k: int, H: int, fraction: float = TAIL_FRACTION) -> list[dict]:
+def tail_checks(by_sigma: dict, block: str, *, k: int, H: int, fraction: float = TAIL_FRACTION,
+                reading: str = f"{TAIL_DIGITS}-digit decimal arithmetic on the float64 state") -> list[dict]:
     """001-6 at every σ: one k-of-n check per σ on the per-run :func:`tail_vanishing` readings (pure: no solves).
 
     Args:
@@ -397,6 +402,8 @@ def tail_checks(by_sigma: dict, block: str, *, k: int, H: int, fraction: float =
         k: the training length (for the claim).
         H: the horizon of the tail error (for the claim).
         fraction: the bar on the fraction of seeds (TAIL_FRACTION).
+        reading: how the tail was computed (in the claim): here on the float64 state; spectral_tail, which decides
+            001-6, from exact spectral coordinates.
 
     Returns:
         One :func:`gflow.study.k_of_n` entry per σ, ``check_id`` ``"001-6_tail_vanishes_sigma{σ}"``, with
@@ -406,8 +413,8 @@ def tail_checks(by_sigma: dict, block: str, *, k: int, H: int, fraction: float =
     for sig, per_seed in by_sigma.items():
         outcomes = {s: bool(r["vanishes"]) for s, r in per_seed.items()}
         out.append(k_of_n(
-            f"k={k}, σ={sig:g}: h_j → 0 as L → 0 along each run — the tail max_(k<=j<{H}) |h_j| ({TAIL_DIGITS}-digit "
-            f"decimal arithmetic) read where L first reaches {TAIL_LEVEL_HIGH:g} and {TAIL_LEVEL_LOW:g} falls by >= "
+            f"k={k}, σ={sig:g}: h_j → 0 as L → 0 along each run — the tail max_(k<=j<{H}) |h_j| ({reading}) "
+            f"read where L first reaches {TAIL_LEVEL_HIGH:g} and {TAIL_LEVEL_LOW:g} falls by >= "
             f"{TAIL_FALL:g}× between them (or is <= "
             f"{TAIL_ZERO:g} at the second), the run reaching L <= {TAIL_LEVEL_LOW:g}; fraction of seeds, exact 95 % "
             f"interval >= {fraction:g} (written after the first runs: decides on the confirmatory block only; this "
@@ -826,39 +833,21 @@ def part_g(args, teacher, checks, results):
                          "flows": rows, "mimo_W": np.asarray(w_mimo.C)}
 
 
-def negative_controls() -> list[NegativeControl]:
-    """The five registered checks of this study (001-6 at σ = 0.3, 1, 2; 001-13 at both init scales) judged by
-    their own functions (:func:`tail_vanishing` and :func:`tail_checks`; :func:`imbalance_checks`), thresholds and
-    confirmatory seeds (CONFIRMATORY_FIRST_SEED …, 20 seeds: they were registered after the first runs) on plausible
-    alternative outcomes, synthetic per-run numbers from fixed numpy seeds (no solves). Each must FAIL
-    (gflow.study.control_problems).
+def tail_alternatives(seeds) -> dict:
+    """001-6's plausible alternative outcomes, per σ: ``{σ: (what it is, {seed: tail_vanishing(...)})}``, synthetic
+    per-run tails from a fixed numpy seed (no solves); judged by spectral_tail's negative controls, where 001-6 is
+    decided.
 
-    The alternatives:
-
-    - 001-6 at σ = 1: the flow escapes along ρ(A) → ∞ instead of approaching an extrapolating minimizer, so the
-      tail stays O(1) as L falls (between 0.1 and 10, changing by at most 2× between the two loss levels): what Thm
-      6.1 (2) rules out at 'arbitrary magnitude', and what the bound |h_j| <= ρ(A)^(j−2) √L allows once ρ(A) > 1.
-    - 001-6 at σ = 2: the same escape with ρ(A) still growing as L falls, so the tail grows (∝ L^(−p), p between
-      0.05 and 0.25, from O(1) at L = 1e-6).
-    - 001-6 at σ = 0.3: here ρ(A) < 1, and the bound caps the tail at ρ(A)^(k−2) √L (≈ 2e-7 at L = 1e-12): an O(1)
-      tail is impossible, so the alternative is the one the bound leaves, a tail inside it that falls at the
-      neighbouring rate L^(1/12) (10^0.5 over the six decades, against √L's 10^3) at 1e-9.5 … 1e-8 near L = 1e-12,
-      the run's loss ending at 1e-13 so that the tail stays within the bound at every saved point.
-    - 001-13 at the small scale (B_0, C_0 at ε·N(0, I)): Q's conservation fixes BBᵀ − CᵀC = Q_0 − (AAᵀ − AᵀA),
-      so a small Q_0 makes the imbalance small only while A stays near-normal; A moves O(1) away from I + εG
-      during training (h_1 … h_(k−1) must vanish while h_0 = w*), and the alternative is that it turns non-normal
-      (‖AAᵀ − AᵀA‖ ≈ 0.3): B and Cᵀ then stay apart, the relative imbalance ending near 0.3 (a spread of 0.25
-      decades) from its O(1) start.
-    - 001-13 at unit scale (B_0, C_0 at N(0, I), the paper's words): Q_0 is O(1) and conserved, and nothing forces
-      the imbalance down: B and C stay about as far apart as drawn, the relative imbalance ending near 0.8.
-
-    Returns:
-        One control per registered check, in the order above (σ = 0.3, 1, 2, then small and unit scale).
+    - σ = 1: the flow escapes along ρ(A) → ∞ instead of approaching an extrapolating minimizer, so the tail stays O(1)
+      as L falls (between 0.1 and 10, changing by at most 2× between the two loss levels): what Thm 6.1 (2) rules
+      out at 'arbitrary magnitude', and what the bound |h_j| <= ρ(A)^(j−2) √L allows once ρ(A) > 1.
+    - σ = 2: the same escape with ρ(A) still growing as L falls, so the tail grows (∝ L^(−p), p between 0.05 and
+      0.25, from O(1) at L = 1e-6).
+    - σ = 0.3: here ρ(A) < 1, and the bound caps the tail at ρ(A)^(k−2) √L (≈ 2e-7 at L = 1e-12): an O(1) tail is
+      impossible, so the alternative is the one the bound leaves, a tail inside it that falls at the neighbouring
+      rate L^(1/12) (10^0.5 over the six decades, against √L's 10^3) at 1e-9.5 … 1e-8 near L = 1e-12, the run's loss
+      ending at 1e-13 so that the tail stays within the bound at every saved point.
     """
-    args = parse_args(["--seeds-block", CONFIRMATORY])
-    seeds = list(args.block_seeds)
-    result = {"study": "memoryless", "seeds_block": CONFIRMATORY,
-              "config": {"seeds": args.seeds, "seeds_block": CONFIRMATORY, "block_seeds": seeds}}
     rng = np.random.default_rng(1200)
     loss = np.geomspace(1.0, 1e-18, 160)  # a run's loss at its saved times (it reaches both levels)
     bounded = np.geomspace(1.0, 1e-13, 140)  # σ = 0.3: ends where an L^(1/12) tail still sits inside the bound
@@ -869,7 +858,7 @@ def negative_controls() -> list[NegativeControl]:
     t0, p_flat = 10.0 ** rng.uniform(-1, 1, len(seeds)), rng.uniform(-0.05, 0.05, len(seeds))
     t2, p_grow = 10.0 ** rng.uniform(-0.5, 0.5, len(seeds)), rng.uniform(0.05, 0.25, len(seeds))
     t_small = 10.0 ** rng.uniform(-9.5, -8, len(seeds))
-    tails = {
+    return {
         0.3: ("ρ(A) < 1 caps the tail at ρ^(k−2) √L, so no O(1) tail: a tail inside that bound falling at the "
               "neighbouring rate L^(1/12) (10^0.5 over the six decades, not √L's 10^3), 1e-9.5 … 1e-8 near L = 1e-12",
               per_seed(lambda i, L: t_small[i] * (L / TAIL_LEVEL_LOW) ** (1 / 12), bounded)),
@@ -878,8 +867,34 @@ def negative_controls() -> list[NegativeControl]:
         2.0: ("the flow escapes with ρ(A) still growing: the tail grows as L falls (∝ L^(−p), p in 0.05 … 0.25, from "
               "O(1) at L = 1e-6)", per_seed(lambda i, L: t2[i] * (L / TAIL_LEVEL_HIGH) ** -p_grow[i])),
     }
-    out = [NegativeControl(e["check_id"], tails[e["sigma"]][0], e, result)
-           for e in tail_checks({sig: v[1] for sig, v in tails.items()}, CONFIRMATORY, k=args.k, H=args.horizon)]
+
+
+def negative_controls() -> list[NegativeControl]:
+    """The two registered checks of this study (001-13 at both init scales) judged by their own function
+    (:func:`imbalance_checks`), threshold and confirmatory seeds (CONFIRMATORY_FIRST_SEED …, 20 seeds: registered
+    after the first runs) on plausible alternative outcomes, synthetic per-run numbers from a fixed numpy seed (no
+    solves). Each must FAIL (gflow.study.control_problems). (001-6's checks are decided, and controlled, by
+    spectral_tail, on :func:`tail_alternatives`.)
+
+    The alternatives:
+
+    - 001-13 at the small scale (B_0, C_0 at ε·N(0, I)): Q's conservation fixes BBᵀ − CᵀC = Q_0 − (AAᵀ − AᵀA),
+      so a small Q_0 makes the imbalance small only while A stays near-normal; A moves O(1) away from I + εG
+      during training (h_1 … h_(k−1) must vanish while h_0 = w*), and the alternative is that it turns non-normal
+      (‖AAᵀ − AᵀA‖ ≈ 0.3): B and Cᵀ then stay apart, the relative imbalance ending near 0.3 (a spread of 0.25
+      decades) from its O(1) start.
+    - 001-13 at unit scale (B_0, C_0 at N(0, I), the paper's words): Q_0 is O(1) and conserved, and nothing forces
+      the imbalance down: B and C stay about as far apart as drawn, the relative imbalance ending near 0.8.
+
+    Returns:
+        One control per registered check (small, then unit scale).
+    """
+    args = parse_args(["--seeds-block", CONFIRMATORY])
+    seeds = list(args.block_seeds)
+    result = {"study": "memoryless", "seeds_block": CONFIRMATORY,
+              "config": {"seeds": args.seeds, "seeds_block": CONFIRMATORY, "block_seeds": seeds}}
+    rng = np.random.default_rng(1201)
+    out = []
     start = rng.uniform(1.0, 1.6, len(seeds))  # ‖B − Cᵀ‖/min(‖B‖, ‖C‖) of independent B_0, C_0: O(1)
     ends = {"small": ("A turns non-normal as it moves O(1) from I + εG (‖AAᵀ − AᵀA‖ ≈ 0.3), so through Q's "
                       "conservation B and Cᵀ stay apart: relative imbalance ending near 0.3 (0.25 decades spread) "

@@ -477,7 +477,12 @@ def test_memoryless_finite_loss_tails_are_recorded_as_the_finding_001_f2():
     assert preregistration_problems([record]) == []
     assert {check_role(record, c, REGISTERED)[0] for c in found} == {"not deciding"}
     status = validation.prediction_statuses([dict(record, _stale=False)])["001-F2"]
-    assert status["status"] == "measured" and len(status["checks"]) == 3
+    assert status["status"] == "measured"
+    # beside the three tails, memoryless's checks of 001-6 (spectral_tail decides it): measurements of 001-F2
+    moved = [c for _, c in status["checks"] if c["claim"] not in {f["claim"] for f in found}]
+    assert len(status["checks"]) == 3 + len(moved) and len(moved) == sum("001-6" in c["predictions"] for c in checks)
+    assert all("(recorded for 001-6; 001-6 is decided by spectral_tail: a measurement here)" in c["claim"]
+               for c in moved)
     text, _ = validation.render([record], {})
     row = [line for line in text.splitlines() if line.startswith("| 001-F2 |")][0]
     assert "| measured |" in row and "vs" not in row.split("| measured |")[1]
