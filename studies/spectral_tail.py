@@ -5,8 +5,8 @@ It decides 001-6.
 Why. On the symmetric class (A = Aᵀ, B = Cᵀ = c) the impulse response is h_j = Σ_i c̃_i² λ_i^j, c̃ = Uᵀc. memoryless
 integrates (A, B, C) as float64 arrays, where c̃_i = u_iᵀc is resolved only to about 1e-16 ‖c‖. At σ ≥ 1 (ρ(A) > 1)
 the flow drives the loads of the modes with |λ| > 1 below that early (at σ = 2 by t ≈ 3, L ≈ 1e-3); after that the
-stored load is rounding, and the tail max_{k≤j<H} |h_j| reads ρ^(H−1)·(1e-16)², about 1e24 at σ = 2, at every later
-loss (seed 1200, σ = 2: 2e24 at L = 6e-12 in float64, 1.5e-7 exactly). Read on that state, 001-6's check
+stored load is rounding, and the tail max_{k≤j<H} |h_j| reads about ρ^(H−1)·(1e-16)² at every later loss
+(memoryless's confirmatory record, σ = 2: 5e16–2e54 at L ≤ 1e-12, falling 10× in 1 of 20 runs). Read on that state, 001-6's check
 (memoryless, decimal arithmetic on the float64 state) measured float64's resolution, not the flow.
 
 The flow in spectral coordinates (derived here). With r_j = h_j − w_j (w_0 = w*, w_j = 0 for j ≥ 1) and
@@ -20,7 +20,8 @@ D_j(a, b) = Σ_{m<j} a^m b^{j−1−m}:
 and r_j = Σ_i c̃_i² λ_i^j − w_j depends on (λ, c̃²) alone: the system is closed. The load's equation is multiplicative
 (d c̃_p/dt = c̃_p ṡ_p), so s_p carries it at full relative precision at any size. It holds while A's eigenvalues are
 distinct (those of a symmetric flow do not cross generically; a near-crossing is a stiff spot the adaptive solver
-resolves). Checked against memoryless's float64 flow from the same starts (sanity: the loss at every saved time down
+resolves; a guard checks that the order of the eigenvalues never changes between saves, and records the smallest gap).
+Checked against memoryless's float64 flow from the same starts (sanity: the loss at every saved time down
 to L = 1e-12, the lower level the check reads, and the eigenvalues at the end; below it the two losses part by up to
 1e-4 relative near L = 2e-16, where the float64 flow at rtol/100 moves by 5e-6 only: the spectral solve's rtol acts
 on log-loads; that difference is recorded, not judged).
@@ -240,6 +241,8 @@ def run_row(args, i, runs, start, traj, loss_fn) -> dict:
             "tail_end": spectral_tail(ys[-1], args.k, args.horizon),
             "spectral_radius": float(np.max(np.abs(ys[-1, :d]))),
             "top_log10_load": float(ys[-1, d + int(np.argmax(np.abs(ys[-1, :d])))] / np.log(10)),
+            "order_kept": bool(np.all(np.argsort(ys[:, :d], axis=1) == np.argsort(ys[0, :d]))),
+            "min_gap": float(np.min(np.diff(np.sort(ys[:, :d], axis=1), axis=1))),
             "loss_series": loss, "tail_series": [spectral_tail(y, args.k, args.horizon) for y in ys]}
 
 
@@ -262,6 +265,13 @@ def judge(args, rows, runs, checks, results):
     checks.append(check(f"the eigenvalues of A at t1 agree with the float64 flow's: max |Δλ| ≤ {EIGEN_AGREEMENT:g}",
                         f"{src} (our reformulation)", max(r["eigen_disagreement"] for r in rows), EIGEN_AGREEMENT,
                         direction="<=", kind="sanity", predictions=["001-6"]))
+    crossed = [(r["sigma"], r["seed"]) for r in rows if not r["order_kept"]]
+    gap = min(rows, key=lambda r: r["min_gap"])
+    checks.append(check(f"no two eigenvalues of A cross along any run (the spectral coordinates hold between crossings; "
+                        f"value: runs whose order changed between saves{': ' + str(crossed) if crossed else ''}; the "
+                        f"smallest gap over all saves {gap['min_gap']:.2g}, σ = {gap['sigma']:g}, seed {gap['seed']})",
+                        f"{src} (our reformulation)", len(crossed), 0, direction="<=", kind="sanity",
+                        predictions=["001-6"], min_gap=gap["min_gap"]))
     changed = [(r["sigma"], r["seed"]) for r in rows
                if r["tail_vanishing"]["vanishes"] != r["tail_vanishing_tight"]["vanishes"]]
     checks.append(check(f"every run's 001-6 outcome is the same at rtol {tight_rtol(args.rtol):g} (value: runs whose "
