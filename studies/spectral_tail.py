@@ -177,6 +177,11 @@ def spectral_tail(y, k: int, H: int) -> float:
     return float(np.max(np.abs(h)))
 
 
+def tail_series(ys, k: int, H: int) -> np.ndarray:
+    """:func:`spectral_tail` at every saved state of one run (what :func:`memoryless.tail_vanishing` reads)."""
+    return np.array([spectral_tail(y, k, H) for y in ys])
+
+
 # ---- the study -----------------------------------------------------------------------------------------------------
 
 def science(args, checks, results):
@@ -212,15 +217,9 @@ def run_row(args, i, runs, start, traj, loss_fn) -> dict:
     """One run's readings: the 001-6 reading from the spectral flow (and at rtol/100), the float64 flow's tail at the
     same loss levels, the agreement of the two flows, the tail at the end."""
     ys, loss = runs["default"]["ys"][i], runs["default"]["loss"][i]
-    tails = np.full(len(loss), np.nan)
-    for j in mls.level_indices(loss, (mls.TAIL_LEVEL_HIGH, mls.TAIL_LEVEL_LOW)):
-        if j is not None:
-            tails[j] = spectral_tail(ys[j], args.k, args.horizon)
-    tight_ys, tight_loss = runs["tight"]["ys"][i], runs["tight"]["loss"][i]
-    tight_tails = np.full(len(tight_loss), np.nan)
-    for j in mls.level_indices(tight_loss, (mls.TAIL_LEVEL_HIGH, mls.TAIL_LEVEL_LOW)):
-        if j is not None:
-            tight_tails[j] = spectral_tail(tight_ys[j], args.k, args.horizon)
+    tails = tail_series(ys, args.k, args.horizon)
+    tight_loss = runs["tight"]["loss"][i]
+    tight_tails = tail_series(runs["tight"]["ys"][i], args.k, args.horizon)
     dense_loss = np.concatenate([[float(loss_fn(start))], np.asarray(traj.loss)])  # the float64 flow saves from ts[1]
     both = (dense_loss >= AGREE_FROM) & (loss >= AGREE_FROM)
     deep = (dense_loss >= DEEP_FROM) & (loss >= DEEP_FROM)
@@ -238,12 +237,12 @@ def run_row(args, i, runs, start, traj, loss_fn) -> dict:
             "loss_disagreement_deep": float(np.max(np.abs(loss[deep] - dense_loss[deep]) / dense_loss[deep])),
             "eigen_disagreement": float(np.max(np.abs(np.sort(ys[-1, :d]) - np.sort(lam_dense)))),
             "dense_tail": dense_tail, "final_loss": float(loss[-1]),
-            "tail_end": spectral_tail(ys[-1], args.k, args.horizon),
+            "tail_end": float(tails[-1]),
             "spectral_radius": float(np.max(np.abs(ys[-1, :d]))),
             "top_log10_load": float(ys[-1, d + int(np.argmax(np.abs(ys[-1, :d])))] / np.log(10)),
             "order_kept": bool(np.all(np.argsort(ys[:, :d], axis=1) == np.argsort(ys[0, :d]))),
             "min_gap": float(np.min(np.diff(np.sort(ys[:, :d], axis=1), axis=1))),
-            "loss_series": loss, "tail_series": [spectral_tail(y, args.k, args.horizon) for y in ys]}
+            "loss_series": loss, "tail_series": tails}
 
 
 def judge(args, rows, runs, checks, results):
